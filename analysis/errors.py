@@ -1,7 +1,7 @@
 """One small error hierarchy. Every error carries a user-facing title and message.
 
-Driver and SDK errors are wrapped at the boundary (``raise StoreBusyError(...) from e``) so pages and
-the CLI show one paragraph instead of a stack trace.
+Driver and SDK errors are wrapped at the boundary (``raise StoreBusyError(...) from e``) so pages
+and the CLI show one paragraph instead of a stack trace.
 """
 
 from __future__ import annotations
@@ -60,6 +60,6 @@ class FetchError(FinegrainError):
 
 
 class NotFoundError(FinegrainError):
-    """A named thing (dataset, judge, skill, backend) does not exist; the message lists the known ones."""
+    """A named thing (dataset, judge, skill, backend) is unknown; the message lists the known."""
 
     title = "Not found"

@@ -16,13 +16,22 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.batch import (
-    INSTANCE_COLS, JUDGMENT_COLS, RESPONSE_COLS, SCORE_COLS, Batch, DatasetRecord,
-    JudgeRecord, RunRecord,
+    INSTANCE_COLS,
+    JUDGMENT_COLS,
+    RESPONSE_COLS,
+    SCORE_COLS,
+    Batch,
+    DatasetRecord,
+    JudgeRecord,
+    RunRecord,
 )  # fmt: skip
 from analysis.errors import InputError
 from analysis.jsonl import iter_jsonl
 from analysis.taxonomy import (
-    normalise_difficulty, normalise_domain, normalise_skill, suggest_skill,
+    normalise_difficulty,
+    normalise_domain,
+    normalise_skill,
+    suggest_skill,
 )  # fmt: skip
 
 FULL_FILE = "evaluation_set/flask_evaluation.jsonl"
@@ -176,9 +185,10 @@ def parse_review_score(score: object) -> tuple[dict[str, float | None], str | No
 def read_review_file(path: Path, name: str, known: dict[str, tuple]) -> tuple[list, list, list]:
     """(judgment rows, score rows, response rows) of one GPT-4 review file."""
     model = model_name(path)
-    run_id = "import-" + hashlib.sha1(
-        REVIEW_JUDGE.judge.encode() + b"\0" + path.read_bytes()
-    ).hexdigest()[:20]
+    run_id = (
+        "import-"
+        + hashlib.sha1(REVIEW_JUDGE.judge.encode() + b"\0" + path.read_bytes()).hexdigest()[:20]
+    )
     judgments, scores, responses = [], [], []
     for no, obj in iter_jsonl(path, name):
         iid = _instance_id(obj, "question_id", name, no)

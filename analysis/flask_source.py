@@ -15,7 +15,13 @@ from pathlib import Path
 from analysis.batch import ImportReport, write_batch
 from analysis.errors import FetchError
 from analysis.flask_files import (
-    FULL_FILE, HARD_FILE, OUTPUTS_DIR, REVIEWS_DIR, Progress, _noop, parse_folder,
+    FULL_FILE,
+    HARD_FILE,
+    OUTPUTS_DIR,
+    REVIEWS_DIR,
+    Progress,
+    _noop,
+    parse_folder,
 )  # fmt: skip
 from analysis.store import Store
 
@@ -52,8 +58,10 @@ def download(url: str, dest: Path, *, optional: bool = False) -> bool:
     except urllib.error.HTTPError as e:
         if optional and e.code == 404:
             return False
-        raise FetchError(f"{url}: HTTP {e.code} {e.reason}. Check the base URL: it must serve "
-                         "the repository's raw files (e.g. " + DEFAULT_URL + ").") from e
+        raise FetchError(
+            f"{url}: HTTP {e.code} {e.reason}. Check the base URL: it must serve "
+            "the repository's raw files (e.g. " + DEFAULT_URL + ")."
+        ) from e
     except http.client.IncompleteRead as e:
         raise FetchError(f"{url}: the download was cut off after {len(e.partial):,} bytes; "
                          "nothing was imported. Try again.") from e  # fmt: skip

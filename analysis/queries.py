@@ -102,3 +102,110 @@ LEFT JOIN judgments j
   ON j.run_id = s.run_id AND j.dataset = s.dataset AND j.instance_id = s.instance_id
  AND j.model = s.model AND j.judge = s.judge
 """
+
+# ---------------------------------------------------------------- reads (pages, CLI)
+
+
+def filter_sql(f, *, alias: str = "s", inst: str = "i") -> tuple[str, list]:
+    """WHERE fragment (without WHERE) for Filters over latest_scores ``s`` joined to instances
+    ``i``; returns the SQL and its bound parameters."""
+    where = [f"{alias}.dataset = ?"]
+    params: list = [f.dataset]
+    if f.judge:
+        where.append(f"{alias}.judge = ?")
+        params.append(f.judge)
+    if f.models:
+        where.append(f"list_contains(?::VARCHAR[], {alias}.model)")
+        params.append(list(f.models))
+    if f.domains:
+        where.append(f"list_has_any({inst}.domains, ?::VARCHAR[])")
+        params.append(list(f.domains))
+    if f.difficulties:
+        where.append(f"list_contains(?::INTEGER[], {inst}.difficulty::INTEGER)")
+        params.append([int(d) for d in f.difficulties])
+    if f.source_tasks:
+        where.append(f"list_contains(?::VARCHAR[], {inst}.source_task)")
+        params.append(list(f.source_tasks))
+    if f.flask_hard_only:
+        where.append(f"{inst}.flask_hard")
+    return " AND ".join(where), params
+
+
+DATASET_SUMMARY = """
+SELECT d.dataset, d.title, d.source, d.simulated, d.seed, d.imported_at, d.description,
+       (SELECT count(*) FROM instances i WHERE i.dataset = d.dataset) AS instances,
+       (SELECT count(DISTINCT model) FROM responses r WHERE r.dataset = d.dataset) AS models,
+       (SELECT count(*) FROM responses r WHERE r.dataset = d.dataset) AS responses,
+       (SELECT count(DISTINCT judge) FROM latest_scores s WHERE s.dataset = d.dataset) AS judges,
+       (SELECT count(*) FROM latest_scores s WHERE s.dataset = d.dataset) AS scores
+FROM datasets d
+ORDER BY d.simulated, d.imported_at DESC
+"""
+
+DATASET_NAMES = (
+    "SELECT dataset, simulated, seed, title FROM datasets ORDER BY simulated, imported_at DESC"
+)
+
+JUDGES_OF_DATASET = """
+SELECT s.judge, any_value(j.kind) AS kind, count(*) AS n
+FROM latest_scores s LEFT JOIN judges j USING (judge)
+WHERE s.dataset = ?
+GROUP BY s.judge
+ORDER BY (any_value(j.kind) = 'llm') DESC, n DESC, s.judge
+"""
+
+MODELS_OF_DATASET = """
+SELECT model FROM (
+    SELECT model FROM responses WHERE dataset = ?
+    UNION SELECT model FROM latest_scores WHERE dataset = ?
+) GROUP BY model ORDER BY model
+"""
+
+INSTANCE_FACETS = """
+SELECT list_sort(list_distinct(flatten(list(domains)))) AS domains,
+       list_sort(list_distinct(list(difficulty) FILTER (WHERE difficulty IS NOT NULL))) AS levels,
+       list_sort(list_distinct(list(source_task) FILTER (WHERE source_task IS NOT NULL))) AS tasks,
+       bool_or(flask_hard) AS has_hard
+FROM instances WHERE dataset = ?
+"""
+
+SKILLS_TABLE = """
+SELECT skill, label, ability, display_order, definition, rubric, scale_min, scale_max, custom
+FROM skills ORDER BY display_order, skill
+"""
+
+# Instances in the filtered slice (scores of the chosen judge), counted per skill × domain.
+# An instance counts toward each of its domains (FLASK's rule); no domain → "(unlabeled)".
+COVERAGE = """
+WITH picked AS (
+    SELECT DISTINCT s.instance_id, s.skill,
+           CASE WHEN len(i.domains) = 0 THEN ['(unlabeled)'] ELSE i.domains END AS domains
+    FROM latest_scores s JOIN instances i USING (dataset, instance_id)
+    WHERE {where}
+)
+SELECT skill, unnest(domains) AS domain, count(*) AS instances
+FROM picked GROUP BY ALL
+"""
+
+# Per model × group × instance sums, the input of the instance-level (cluster) bootstrap.
+SCORE_SUMS_BY_ABILITY = """
+SELECT s.model, COALESCE(k.ability, k.label, s.skill) AS grp, s.instance_id,
+       sum(s.score) AS total, count(s.score) AS n, count(*) - count(s.score) AS n_na
+FROM latest_scores s
+JOIN instances i USING (dataset, instance_id)
+LEFT JOIN skills k ON k.skill = s.skill
+WHERE {where}
+GROUP BY ALL
+"""
+
+SCORE_SUMS_BY_SKILL = """
+SELECT s.model, s.skill AS grp, s.instance_id,
+       sum(s.score) AS total, count(s.score) AS n, count(*) - count(s.score) AS n_na
+FROM latest_scores s
+JOIN instances i USING (dataset, instance_id)
+WHERE {where}
+GROUP BY ALL
+"""
+
+COUNT_DATASETS = "SELECT count(*) FROM datasets"
+DATASET_FLAGS = "SELECT simulated, seed FROM datasets WHERE dataset = ?"

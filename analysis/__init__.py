@@ -1,0 +1,4 @@
+"""Finegrain's non-UI layer: store, importers, statistics, charts and the CLI.
+
+Never imports streamlit (tests/test_layers.py checks it).
+"""

@@ -1,0 +1,116 @@
+"""Data behind the Overview page and the sidebar: datasets, filter options, coverage and the
+leaderboard (mean per ability and overall, with instance-bootstrap CIs and n)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import queries
+from analysis.demo import DEMO_DATASET, build_and_write_demo
+from analysis.filters import FilterOptions, Filters
+from analysis.stats import grouped_means
+from analysis.store import Store
+from analysis.taxonomy import ABILITIES, DIFFICULTY_LEVELS
+
+OVERALL = "Overall"
+
+
+def ensure_data(store: Store) -> bool:
+    """Create the store, and build the simulated demo when it holds no dataset yet.
+
+    Returns True when the demo was built now.
+    """
+    store.ensure()
+    with store.read() as con:
+        empty = con.execute(queries.COUNT_DATASETS).fetchone()[0] == 0
+    if empty:
+        build_and_write_demo(store)
+    return empty
+
+
+def datasets(store: Store) -> pd.DataFrame:
+    """One row per dataset with provenance and counts, real data first."""
+    with store.read() as con:
+        return con.execute(queries.DATASET_SUMMARY).df()
+
+
+def filter_options(store: Store, dataset: str) -> FilterOptions:
+    with store.read() as con:
+        judges = con.execute(queries.JUDGES_OF_DATASET, [dataset]).fetchall()
+        models = con.execute(queries.MODELS_OF_DATASET, [dataset, dataset]).fetchall()
+        domains, levels, tasks, has_hard = con.execute(
+            queries.INSTANCE_FACETS, [dataset]
+        ).fetchone()
+    return FilterOptions(
+        judges=tuple(j for j, _, _ in judges),
+        judge_kinds={j: k or "llm" for j, k, _ in judges},
+        models=tuple(m for (m,) in models),
+        domains=tuple(domains or ()),
+        difficulties=tuple(int(x) for x in levels or ()),
+        source_tasks=tuple(tasks or ()),
+        has_flask_hard=bool(has_hard),
+    )
+
+
+def coverage(store: Store, filters: Filters) -> pd.DataFrame:
+    """Instances per skill × domain in the slice (long format: skill, domain, instances)."""
+    where, params = queries.filter_sql(filters)
+    with store.read() as con:
+        return con.execute(queries.COVERAGE.format(where=where), params).df()
+
+
+def leaderboard(store: Store, filters: Filters, *, n_boot: int = 1000) -> pd.DataFrame:
+    """Long format: model, group (an ability or Overall), mean, ci_low, ci_high, n,
+    n_instances, n_na. Overall pools every skill score of the model (the mean over all
+    non-N/A skill scores); the CI resamples instances."""
+    where, params = queries.filter_sql(filters)
+    with store.read() as con:
+        rows = con.execute(queries.SCORE_SUMS_BY_ABILITY.format(where=where), params).df()
+    if rows.empty:
+        return grouped_means(rows, ["model", "group"])
+    overall = (
+        rows.groupby(["model", "instance_id"], as_index=False)[["total", "n", "n_na"]]
+        .sum()
+        .assign(grp=OVERALL)
+    )
+    both = pd.concat([rows, overall], ignore_index=True).rename(columns={"grp": "group"})
+    table = grouped_means(both, ["model", "group"], n_boot=n_boot)
+    order = {g: i for i, g in enumerate((*ABILITIES, OVERALL))}
+    table["_o"] = table["group"].map(order).fillna(len(order) - 0.5)
+    return table.sort_values(["model", "_o"]).drop(columns="_o").reset_index(drop=True)
+
+
+def leaderboard_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per model, ranked by Overall: 'mean [lo, hi]' per group, and n."""
+    if table.empty:
+        return pd.DataFrame()
+    text = table.assign(
+        cell=table.apply(lambda r: f"{r['mean']:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", axis=1)
+    )
+    wide = text.pivot(index="model", columns="group", values="cell")
+    overall = table[table["group"] == OVERALL].set_index("model")
+    cols = [c for c in (OVERALL, *ABILITIES) if c in wide.columns]
+    cols += [c for c in wide.columns if c not in cols]
+    wide = wide[cols]
+    wide["n scores"] = overall["n"]
+    wide["n instances"] = overall["n_instances"]
+    wide = wide.loc[overall["mean"].sort_values(ascending=False).index]
+    wide.insert(0, "rank", range(1, len(wide) + 1))
+    return wide.reset_index()
+
+
+def difficulty_label(level: int) -> str:
+    return f"{level} · {DIFFICULTY_LEVELS.get(level, '?')}"
+
+
+def simulated_info(store: Store, dataset: str) -> tuple[bool, int | None]:
+    """(simulated?, seed) of a dataset, for the banner every page shows on simulated data."""
+    with store.read() as con:
+        row = con.execute(queries.DATASET_FLAGS, [dataset]).fetchone()
+    return (bool(row[0]), row[1]) if row else (False, None)
+
+
+__all__ = [
+    "DEMO_DATASET", "OVERALL", "coverage", "datasets", "ensure_data", "filter_options",
+    "leaderboard", "leaderboard_wide", "simulated_info", "difficulty_label",
+]  # fmt: skip

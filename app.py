@@ -1,0 +1,73 @@
+"""Finegrain: the router (explicit pages) and the shared sidebar. Nothing else lives here."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis import overview
+from analysis.errors import FinegrainError
+from analysis.filters import Filters
+from analysis.taxonomy import DIFFICULTY_LEVELS
+from pages.common import cached, show_error, simulated_banner, store
+
+st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
+
+PAGES = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+]
+
+
+def _prepare_store() -> None:
+    """On first run of a session: create the store, building the demo if it is empty."""
+    if st.session_state.get("store_ready"):
+        return
+    try:
+        with st.spinner("Preparing the store (building the simulated demo on first start)…"):
+            overview.ensure_data(store())
+    except FinegrainError as e:
+        show_error(e)
+        st.stop()
+    st.session_state["store_ready"] = True
+
+
+def _sidebar() -> Filters:
+    sets = cached(overview.datasets)()
+    names = list(sets["dataset"])
+    titles = dict(zip(sets["dataset"], sets["title"], strict=True))
+    sb = st.sidebar
+    if st.session_state.get("dataset") not in names:
+        st.session_state["dataset"] = names[0]
+    dataset = sb.selectbox("Dataset", names, key="dataset", format_func=lambda d: titles[d])
+    opts = cached(overview.filter_options)(dataset)
+    judge = sb.selectbox(
+        "Judge",
+        opts.judges,
+        key=f"judge::{dataset}",
+        format_func=lambda j: f"{j} ({opts.judge_kinds.get(j, 'llm')})",
+        help="Whose scores the pages show. Human annotators appear as judges of kind 'human'.",
+    )
+    models = sb.multiselect("Models", opts.models, key=f"models::{dataset}",
+                            placeholder="All models")  # fmt: skip
+    domains = sb.multiselect("Domain", opts.domains, key=f"domains::{dataset}",
+                             placeholder="All domains")  # fmt: skip
+    levels = sb.multiselect(
+        "Difficulty", opts.difficulties, key=f"levels::{dataset}", placeholder="All levels",
+        format_func=lambda v: f"{v} · {DIFFICULTY_LEVELS.get(v, '')}",
+    )  # fmt: skip
+    tasks = sb.multiselect("Source task", opts.source_tasks, key=f"tasks::{dataset}",
+                           placeholder="All source tasks")  # fmt: skip
+    hard = sb.toggle("FLASK-Hard only", key=f"hard::{dataset}", disabled=not opts.has_flask_hard,
+                     help="Only instances that are also in FLASK-Hard (expert level).")  # fmt: skip
+    return Filters(dataset, judge, tuple(models), tuple(domains), tuple(levels), tuple(tasks),
+                   bool(hard))  # fmt: skip
+
+
+_prepare_store()
+page = st.navigation(PAGES)
+st.sidebar.markdown("### Finegrain")
+filters = _sidebar()
+st.session_state["filters"] = filters
+simulated, seed = cached(overview.simulated_info)(filters.dataset)
+if simulated:
+    simulated_banner(seed)
+page.run()

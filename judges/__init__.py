@@ -1,0 +1,1 @@
+"""LLM-as-judge: prompts, parsing, backends and the runner (never imports streamlit)."""

@@ -1,0 +1,86 @@
+"""Overview: datasets and provenance, leaderboard with CIs, coverage, and loading real FLASK."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis import charts, overview
+from analysis.errors import FinegrainError
+from analysis.flask_source import DEFAULT_URL, import_flask
+from analysis.taxonomy import ABILITIES
+from pages.common import cached, filters, no_data, show_error, store
+
+f = filters()
+st.title("Overview")
+st.caption(
+    "Skill-level evaluation following FLASK (Ye et al., ICLR 2024): each instruction needs 3 "
+    "of 12 skills; each response gets a 1–5 score (or N/A) per skill."
+)
+
+sets = cached(overview.datasets)()
+simulated, _ = cached(overview.simulated_info)(f.dataset)
+
+
+def _load_flask(source: str) -> None:
+    bar = st.progress(0.0, text="Starting…")
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=label)
+
+    try:
+        report = import_flask(store(), source.strip(), progress=progress)
+    except FinegrainError as e:
+        bar.empty()
+        show_error(e)
+        return
+    bar.progress(1.0, text="Done")
+    st.cache_data.clear()
+    st.session_state["dataset"] = "flask"
+    st.success("FLASK imported.\n\n" + "\n".join(f"- {line}" for line in report.lines()))
+    st.button("Show it", on_click=lambda: None)
+
+
+if simulated or "flask" not in set(sets["dataset"]):
+    with st.container(border=True):
+        st.markdown("**Load the real FLASK benchmark** (1,740 instructions, 15 models' "
+                    "responses; GPT-4 reviews when the source has them).")  # fmt: skip
+        source = st.text_input("Source: base URL or local folder", value=DEFAULT_URL,
+                               key="flask_source")  # fmt: skip
+        st.caption("From a terminal: `python -m analysis import-flask [SOURCE]`")
+        if st.button("Load FLASK", type="primary", icon=":material/download:"):
+            _load_flask(source)
+
+st.subheader("Datasets")
+st.dataframe(
+    sets,
+    hide_index=True,
+    column_config={
+        "dataset": "dataset",
+        "simulated": st.column_config.CheckboxColumn("simulated"),
+        "imported_at": st.column_config.DatetimeColumn("imported", format="YYYY-MM-DD HH:mm"),
+        "description": st.column_config.TextColumn("description", width="large"),
+    },
+)
+
+st.subheader("Leaderboard")
+st.caption(
+    f"Judge **{f.judge}**. Mean over non-N/A skill scores; 95% CI from 1,000 bootstrap "
+    "resamples of instances (not rows); n = scores behind each mean. Overall pools all skills."
+)
+board = cached(overview.leaderboard)(f)
+if board.empty:
+    no_data()
+else:
+    groups = [overview.OVERALL, *[a for a in ABILITIES if a in set(board["group"])]]
+    groups += sorted(set(board["group"]) - set(groups))
+    group = st.segmented_control("Rank by", groups, default=overview.OVERALL, key="lb_group")
+    st.plotly_chart(charts.leaderboard_chart(board, group or overview.OVERALL),
+                    key="leaderboard_chart")  # fmt: skip
+    st.dataframe(overview.leaderboard_wide(board), hide_index=True, key="leaderboard_table")
+
+st.subheader("Coverage")
+cov = cached(overview.coverage)(f)
+if cov.empty:
+    no_data("No instances match the current filters.")
+else:
+    st.plotly_chart(charts.coverage_heatmap(cov), key="coverage_chart")
