@@ -95,8 +95,9 @@ def leaderboard_wide(table: pd.DataFrame) -> pd.DataFrame:
     wide["n scores"] = overall["n"]
     wide["n instances"] = overall["n_instances"]
     wide = wide.loc[overall["mean"].sort_values(ascending=False).index]
+    wide = wide.reset_index()
     wide.insert(0, "rank", range(1, len(wide) + 1))
-    return wide.reset_index()
+    return wide
 
 
 def difficulty_label(level: int) -> str:

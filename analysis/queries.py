@@ -132,12 +132,13 @@ def filter_sql(f, *, alias: str = "s", inst: str = "i") -> tuple[str, list]:
 
 
 DATASET_SUMMARY = """
-SELECT d.dataset, d.title, d.source, d.simulated, d.seed, d.imported_at, d.description,
+SELECT d.dataset, d.title,
        (SELECT count(*) FROM instances i WHERE i.dataset = d.dataset) AS instances,
        (SELECT count(DISTINCT model) FROM responses r WHERE r.dataset = d.dataset) AS models,
        (SELECT count(*) FROM responses r WHERE r.dataset = d.dataset) AS responses,
        (SELECT count(DISTINCT judge) FROM latest_scores s WHERE s.dataset = d.dataset) AS judges,
-       (SELECT count(*) FROM latest_scores s WHERE s.dataset = d.dataset) AS scores
+       (SELECT count(*) FROM latest_scores s WHERE s.dataset = d.dataset) AS scores,
+       d.simulated, d.seed, d.source, d.imported_at, d.description
 FROM datasets d
 ORDER BY d.simulated, d.imported_at DESC
 """
@@ -183,8 +184,9 @@ WITH picked AS (
     FROM latest_scores s JOIN instances i USING (dataset, instance_id)
     WHERE {where}
 )
-SELECT skill, unnest(domains) AS domain, count(*) AS instances
-FROM picked GROUP BY ALL
+SELECT skill, domain, count(*) AS instances
+FROM (SELECT skill, unnest(domains) AS domain FROM picked)
+GROUP BY ALL
 """
 
 # Per model × group × instance sums, the input of the instance-level (cluster) bootstrap.
