@@ -186,7 +186,7 @@ def _convert(table: Table, rows: RowChecks, judge: str | None, dataset: str) -> 
             continue
         c = convert(cols[col])
         rows.add(c.bad, col, c.why)
-        df[col] = c.values.to_numpy()
+        df[col] = c.values  # object dtype kept: pandas would infer its slower "str" dtype
     if judge:
         df["judge"] = df["judge"].fillna(judge)
     df["dataset"] = df["dataset"].fillna(dataset)
@@ -235,15 +235,16 @@ def _resolve_scales(
              lambda p: f"'{df['skill'].iat[p]}' is a FLASK skill, scored 1-5; this row declares "
              f"{lo[p]:g}-{hi[p]:g}. Use another name for a custom criterion")  # fmt: skip
     df = rows.flush(df)
-    df["_scale"] = [f"{a:g}-{b:g}" if a == a and b == b else None
-                    for a, b in zip(df["scale_min"], df["scale_max"], strict=True)]  # fmt: skip
+    declared = df["scale_min"].notna().to_numpy()
+    df["_scale"] = pd.Series(None, index=df.index, dtype=object)
+    df.loc[declared, "_scale"] = [f"{a:g}-{b:g}" for a, b in zip(
+        df["scale_min"][declared], df["scale_max"][declared], strict=True)]  # fmt: skip
     rows.conflicts(df, ["skill"], "_scale", "scale_min",
                    lambda p: f"the scale of criterion '{df['skill'].iat[p]}'", str)  # fmt: skip
     df = rows.flush(df)
     scales, criteria = _criteria(df, rows, arg, facts, report)
-    known = df["skill"].map(scales)
-    lo = known.map(lambda s: s[0], na_action="ignore").to_numpy(float)
-    hi = known.map(lambda s: s[1], na_action="ignore").to_numpy(float)
+    lo = df["skill"].map({k: s[0] for k, s in scales.items()}).to_numpy(float)
+    hi = df["skill"].map({k: s[1] for k, s in scales.items()}).to_numpy(float)
     v = df["score"].to_numpy(float)
     rows.add(~np.isnan(lo) & ~np.isnan(v) & ~((v >= lo) & (v <= hi)), "score",
              lambda p: f"score {v[p]:g} is outside the scale {lo[p]:g}-{hi[p]:g} of "
@@ -302,16 +303,19 @@ def _score_text(v: object) -> str:
     return "N/A" if v == -np.inf else f"{v:g}"  # type: ignore[operator]
 
 
+def _domain_text(v: object) -> str:
+    return repr("; ".join(v))  # type: ignore[arg-type]
+
+
 def _check_consistency(df: pd.DataFrame, rows: RowChecks) -> pd.DataFrame:
     """One value per instance (instruction ...), per response, and per score key."""
     inst = ["dataset", "instance_id"]
     iid, model = df["instance_id"], df["model"]
-    df["_domains"] = df["domain"].map(lambda d: "; ".join(d) if d else None)
     for col, name in [(c, c) for c in ("instruction", "reference", "source_task", "difficulty")]:
         rows.conflicts(df, inst, col, name, lambda p, n=name: f"the {n} of instance "
                        f"'{iid.iat[p]}'", conv.show)  # fmt: skip
-    rows.conflicts(df, inst, "_domains", "domain",
-                   lambda p: f"the domain of instance '{iid.iat[p]}'", repr)  # fmt: skip
+    rows.conflicts(df, inst, "domain", "domain",
+                   lambda p: f"the domain of instance '{iid.iat[p]}'", _domain_text)  # fmt: skip
     rows.conflicts(df, [*inst, "model"], "response", "response",
                    lambda p: f"the response of model '{model.iat[p]}' to instance "
                    f"'{iid.iat[p]}'", conv.show)  # fmt: skip
@@ -348,10 +352,13 @@ def _assemble(
     inst_keys = ["dataset", "instance_id"]
     inst = _first(df, inst_keys, ["instruction", "reference", "source_task", "difficulty"])
     idx = pd.MultiIndex.from_frame(inst[inst_keys])
-    skills = df.drop_duplicates([*inst_keys, "skill"]).groupby(inst_keys, sort=False)["skill"]
-    inst["skills"] = skills.agg(list).reindex(idx).to_numpy()
-    doms = df[df["_domains"].notna()].drop_duplicates(inst_keys).set_index(inst_keys)["domain"]
-    inst["domains"] = [d if isinstance(d, list) else [] for d in doms.reindex(idx).to_numpy()]
+    skills: dict[tuple, list[str]] = {}
+    pairs_of = df.drop_duplicates([*inst_keys, "skill"])[[*inst_keys, "skill"]]
+    for d, i, s in pairs_of.itertuples(index=False, name=None):
+        skills.setdefault((d, i), []).append(s)
+    inst["skills"] = [skills[k] for k in zip(inst["dataset"], inst["instance_id"], strict=True)]
+    doms = df[df["domain"].notna()].drop_duplicates(inst_keys).set_index(inst_keys)["domain"]
+    inst["domains"] = [list(d) if isinstance(d, tuple) else [] for d in doms.reindex(idx)]
     inst["flask_hard"] = False
     resp = df[df["response"].notna()].drop_duplicates([*inst_keys, "model"])
     resp = resp.rename(columns={"response": "text"})[RESPONSE_COLS].reset_index(drop=True)

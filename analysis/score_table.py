@@ -18,11 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from analysis.batch import SkippedRow
 from analysis.errors import InputError
 from analysis.jsonl import iter_jsonl, read_text
 
+BOM_BYTES = "\ufeff".encode()
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 
 
@@ -100,6 +102,47 @@ def _canonical(names: list[str], table: Table) -> list[str]:
 
 def _read_csv(path: Path, name: str, digest: str) -> Table:
     text = read_text(path, name)
+    return _fast_csv(path, name, digest, text) or _csv_rows(name, digest, text)
+
+
+def _fast_csv(path: Path, name: str, digest: str, text: str) -> Table | None:
+    """pyarrow's reader, when every row is one physical line (the usual file); None otherwise,
+    and the csv module reads the file (and finds the line of any problem)."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    header = next(csv.reader([text.split("\n", 1)[0]]), [])
+    data = path.read_bytes().removeprefix(BOM_BYTES)
+    if len(header) < 2 or not data:
+        return None
+    names = [f"c{i}" for i in range(len(header))]
+    try:
+        rows = pa_csv.read_csv(
+            pa.py_buffer(data),
+            read_options=pa_csv.ReadOptions(column_names=names, skip_rows=1),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()), null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False,
+            ),
+        )  # fmt: skip
+    except pa.ArrowException:
+        return None
+    b = np.frombuffer(data, dtype=np.uint8)
+    breaks = np.flatnonzero(b == 10)
+    starts = np.concatenate(([0], breaks + 1))
+    length = np.concatenate((breaks, [len(b)])) - starts
+    cr_only = (length == 1) & (b[np.minimum(starts, len(b) - 1)] == 13)
+    lines = np.flatnonzero((length > 0) & ~cr_only) + 1  # non-empty physical lines, from 1
+    if rows.num_rows == 0 or len(lines) != rows.num_rows + 1 or lines[0] != 1:
+        return None
+    table = Table(name, "line", {}, lines[1:], 1, digest)
+    for i, col in enumerate(_canonical(header, table)):
+        if col:  # a nameless column (trailing comma in the header) is ignored
+            table.columns[col] = _objects(rows.column(i))
+    return table
+
+
+def _csv_rows(name: str, digest: str, text: str) -> Table:
     reader = csv.reader(io.StringIO(text, newline=""))
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -182,6 +225,15 @@ def _read_jsonl(path: Path, name: str, digest: str, lenient: bool) -> Table:
     return table
 
 
+def _objects(column) -> pd.Series:
+    """An Arrow column as a pandas Series: numbers stay numeric, the rest become Python objects
+    (strings, lists, None), which pandas factorises fastest."""
+    s = column.to_pandas()
+    if is_numeric_dtype(s.dtype) and not is_bool_dtype(s.dtype):
+        return s.reset_index(drop=True)
+    return pd.Series(s.to_numpy(dtype=object, na_value=None), dtype=object)
+
+
 def _read_parquet(path: Path, name: str, digest: str) -> Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -194,8 +246,5 @@ def _read_parquet(path: Path, name: str, digest: str) -> Table:
         raise InputError(name, None, None, "the file has no rows")
     table = Table(name, "row", {}, np.arange(1, data.num_rows + 1), None, digest)
     for col, original in zip(_canonical(data.column_names, table), data.column_names, strict=True):
-        s = data.column(original).to_pandas()
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            s = s.astype(object)
-        table.columns[col] = s.reset_index(drop=True)
+        table.columns[col] = _objects(data.column(original))
     return table

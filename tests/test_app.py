@@ -118,3 +118,20 @@ def test_cli_import_while_app_runs_then_shows_after_rerun(db, tmp_path):
     sets = _frame(at, "instances").set_index("dataset")
     assert sets.loc["labels", "scores"] == len(rows)
     assert sets.loc["labels", "judges"] == 1
+
+
+def test_load_flask_button_imports_with_progress(db, flask_dir):
+    from tests.http_fixtures import FolderServer
+
+    at = _run()
+    with FolderServer(flask_dir) as url:
+        at.text_input(key="flask_source").set_value(url)
+        at.button[0].click()
+        _run(at)
+    assert any("FLASK imported" in s.value for s in at.success), [e.value for e in at.error]
+    with Store(db).read() as con:
+        assert con.execute("SELECT count(*) FROM instances WHERE dataset = 'flask'").fetchone() == (
+            1740,
+        )
+    fresh = _run()  # a new session lists the real dataset first (real data before simulated)
+    assert _frame(fresh, "instances")["dataset"].tolist()[:2] == ["flask", "flask-hard"]
