@@ -127,12 +127,7 @@ def _fast_csv(path: Path, name: str, digest: str, text: str) -> Table | None:
         )  # fmt: skip
     except pa.ArrowException:
         return None
-    b = np.frombuffer(data, dtype=np.uint8)
-    breaks = np.flatnonzero(b == 10)
-    starts = np.concatenate(([0], breaks + 1))
-    length = np.concatenate((breaks, [len(b)])) - starts
-    cr_only = (length == 1) & (b[np.minimum(starts, len(b) - 1)] == 13)
-    lines = np.flatnonzero((length > 0) & ~cr_only) + 1  # non-empty physical lines, from 1
+    lines = _filled_lines(data)
     if rows.num_rows == 0 or len(lines) != rows.num_rows + 1 or lines[0] != 1:
         return None
     table = Table(name, "line", {}, lines[1:], 1, digest)
@@ -140,6 +135,16 @@ def _fast_csv(path: Path, name: str, digest: str, text: str) -> Table | None:
         if col:  # a nameless column (trailing comma in the header) is ignored
             table.columns[col] = _objects(rows.column(i))
     return table
+
+
+def _filled_lines(data: bytes) -> np.ndarray:
+    """The numbers (from 1) of the physical lines that are not empty."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    breaks = np.flatnonzero(b == 10)
+    starts = np.concatenate(([0], breaks + 1))
+    length = np.concatenate((breaks, [len(b)])) - starts
+    cr_only = (length == 1) & (b[np.minimum(starts, len(b) - 1)] == 13)
+    return np.flatnonzero((length > 0) & ~cr_only) + 1
 
 
 def _csv_rows(name: str, digest: str, text: str) -> Table:
@@ -201,7 +206,32 @@ def _lenient_objects(path: Path, name: str, table: Table) -> Iterator[tuple[int,
             table.skip(no, None, f"expected a JSON object, got {type(obj).__name__}")
 
 
+def _fast_jsonl(path: Path, name: str, digest: str) -> Table | None:
+    """pyarrow's reader, when each column has one JSON type and no line is blank (the usual
+    file); None otherwise, and the file is read line by line (finding any problem's line)."""
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+
+    data = path.read_bytes().removeprefix(BOM_BYTES)
+    try:
+        rows = pa_json.read_json(pa.py_buffer(data))
+    except pa.ArrowException:
+        return None
+    lines = _filled_lines(data)
+    if rows.num_rows == 0 or len(lines) != rows.num_rows or lines[-1] != len(lines):
+        return None
+    table = Table(name, "line", {}, lines, 1, digest)
+    canonical = [str(n).strip().lower() for n in rows.column_names]
+    if len(set(canonical)) < len(canonical):
+        return None
+    for col, column in zip(canonical, rows.columns, strict=True):
+        table.columns[col] = _objects(column)
+    return table
+
+
 def _read_jsonl(path: Path, name: str, digest: str, lenient: bool) -> Table:
+    if fast := _fast_jsonl(path, name, digest):
+        return fast
     table = Table(name, "line", {}, np.empty(0, np.int64), None, digest)
     pairs = _lenient_objects(path, name, table) if lenient else iter_jsonl(path, name)
     lines: list[int] = []
@@ -214,7 +244,7 @@ def _read_jsonl(path: Path, name: str, digest: str, lenient: bool) -> Table:
     table.lines = np.asarray(lines, dtype=np.int64)
     table.header_line = lines[0] if lines else None
     keys: dict[str, list[str]] = {}
-    for k in dict.fromkeys(k for o in objs for k in o):
+    for k in [*objs[0], *sorted(set().union(*objs) - set(objs[0]))] if objs else []:
         keys.setdefault(str(k).strip().lower(), []).append(k)
     for col, originals in keys.items():
         if len(originals) == 1:

@@ -60,8 +60,8 @@ def main() -> None:
             store = Store(Path(tmp) / f"bench{i}.duckdb")
             store.ensure()  # schema creation is one-off, not import work
             full.append(timed(lambda s=store: import_flask(s, str(args.root))))
-            fresh.append(timed(lambda s=Store(Path(tmp) / f"new{i}.duckdb"):
-                               import_flask(s, str(args.root))))  # fmt: skip
+            new = Store(Path(tmp) / f"new{i}.duckdb")
+            fresh.append(timed(lambda s=new: import_flask(s, str(args.root))))
     b, f, n = (statistics.median(x) for x in (base, full, fresh))
     print(f"files: {len(files)}, {size / 1e6:.1f} MB, {rows:,} JSON lines; repeats: {args.repeat}")
     print(f"plain json.loads of every line   median {b * 1000:8.1f} ms")
