@@ -130,7 +130,8 @@ def read_evaluation_set(path: Path, name: str) -> dict[str, tuple]:
         row = parse_instance(obj, name, no)
         iid = row[0]
         if iid in rows and rows[iid] != row:
-            raise InputError(name, no, "id", f"id {iid} already appears on line "
+            key = "idx" if "idx" in obj else "question_id"
+            raise InputError(name, no, key, f"id {iid} already appears on line "
                              f"{first_line[iid]} with different content")  # fmt: skip
         rows.setdefault(iid, row)
         first_line.setdefault(iid, no)
@@ -169,6 +170,8 @@ def parse_review_score(score: object) -> tuple[dict[str, float | None], str | No
         sid = normalise_skill(str(key))
         if sid is None:
             return {}, f"unknown skill '{key}' in the judge's scores{suggest_skill(str(key))}"
+        if isinstance(value, bool):
+            return {}, f"score {value!r} for '{key}' is neither 1-5 nor N/A"
         if isinstance(value, str) and value.strip().lower() in _NA:
             out[sid] = None
             continue

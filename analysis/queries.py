@@ -33,17 +33,17 @@ SELECT dataset, instance_id, instruction, reference, source_task,
 FROM batch_instances
 """
 
-# Score files mention instances in passing: fill in what is missing, never blank out.
+# Score files mention instances in passing: fill in what is missing; what is stored wins.
 MERGE_INSTANCES = """
 INSERT INTO instances
 SELECT dataset, instance_id, instruction, reference, source_task,
        difficulty::TINYINT, domains::VARCHAR[], skills::VARCHAR[], flask_hard
 FROM batch_instances
 ON CONFLICT (dataset, instance_id) DO UPDATE SET
-    instruction = COALESCE(excluded.instruction, instruction),
-    reference = COALESCE(excluded.reference, reference),
-    source_task = COALESCE(excluded.source_task, source_task),
-    difficulty = COALESCE(excluded.difficulty, difficulty),
+    instruction = COALESCE(instruction, excluded.instruction),
+    reference = COALESCE(reference, excluded.reference),
+    source_task = COALESCE(source_task, excluded.source_task),
+    difficulty = COALESCE(difficulty, excluded.difficulty),
     domains = CASE WHEN list_has_all(domains, excluded.domains) THEN domains
                    ELSE list_distinct(list_concat(domains, excluded.domains)) END,
     skills = CASE WHEN list_has_all(skills, excluded.skills) THEN skills
@@ -59,8 +59,8 @@ MERGE_RESPONSES = """
 INSERT INTO responses
 SELECT dataset, instance_id, model, text, length(text) FROM batch_responses
 ON CONFLICT (dataset, instance_id, model) DO UPDATE SET
-    text = COALESCE(excluded.text, text),
-    length = COALESCE(excluded.length, length)
+    text = COALESCE(text, excluded.text),
+    length = COALESCE(length, excluded.length)
 """
 
 UPSERT_JUDGE = """
@@ -211,3 +211,6 @@ GROUP BY ALL
 
 COUNT_DATASETS = "SELECT count(*) FROM datasets"
 DATASET_FLAGS = "SELECT simulated, seed FROM datasets WHERE dataset = ?"
+SKILL_SCALES = "SELECT skill, scale_min, scale_max FROM skills"
+DATASET_IDS = "SELECT dataset FROM datasets"
+JUDGE_KINDS = "SELECT judge, kind FROM judges"

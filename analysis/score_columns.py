@@ -3,7 +3,9 @@
 A score file of a million rows holds a few thousand distinct ids, a handful of models, judges
 and skills, and a few distinct scores; so every converter factorises its column (C speed) and
 runs the Python check on the distinct values only. Each returns ``Converted``: the clean
-values, a mask of bad cells, and ``why(pos)``, the problem of a bad cell in words.
+values, a mask of bad cells, and ``why(pos)``, the problem of a bad cell in words. Text holding
+a byte-order mark is refused everywhere: a BOM in the middle of a file (two files joined) is
+invisible, yet "\ufeff1" is not the id "1".
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from analysis.taxonomy import normalise_difficulty, normalise_domain
 
 NA_TEXT = frozenset({"", "n/a", "na", "null", "none", "nan"})
 BOM = "\ufeff"
+BOM_PROBLEM = (
+    "a byte-order mark (U+FEFF) in the middle of the file, usually where two files were "
+    "joined; remove it"
+)
 # Column kinds that factorise safely (no lists; no True/1 clash, as True == 1 in a hash table).
 _HASHABLE = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float"})
 
@@ -65,11 +71,20 @@ def _convert(s: pd.Series, convert: Callable[[object], object]) -> Converted:
     problems: dict[int, str] = {}
     for k, value in enumerate(values):
         try:
+            if isinstance(value, str) and BOM in value:
+                raise ValueError(BOM_PROBLEM)
             results[k] = convert(value)
         except ValueError as e:
             problems[k] = str(e)
     bad = np.isin(codes, list(problems)) if problems else np.zeros(len(s), dtype=bool)
     return Converted(pd.Series(results[codes], dtype=object), bad, lambda p: problems[codes[p]])
+
+
+def lookup(s: pd.Series, mapping: dict, default: object = None) -> np.ndarray:
+    """``mapping.get(cell, default)`` for each cell of a column of hashable values, fast."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    out = np.array([mapping.get(u, default) for u in uniques] + [default], dtype=object)
+    return out[codes]
 
 
 def _has_bool_or_list(s: pd.Series) -> bool:
@@ -170,13 +185,3 @@ def _difficulty(value: object) -> int | None:
 def difficulties(s: pd.Series) -> Converted:
     """Difficulty 1-5 or FLASK's text level; -1 / empty → None."""
     return _convert(s, _difficulty)
-
-
-def bom_cells(s: pd.Series) -> np.ndarray:
-    """Cells holding a byte-order mark: a BOM in the middle of the file (joined files)."""
-    return _convert(s, _no_bom).bad
-
-
-def _no_bom(value: object) -> None:
-    if isinstance(value, str) and BOM in value:
-        raise ValueError("BOM")

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import score_columns as conv
+from analysis import queries
 from analysis.batch import (
     INSTANCE_COLS,
     JUDGMENT_COLS,
@@ -54,16 +55,9 @@ TEXT_COLS = ("instruction", "reference", "response", "rationale", "source_task")
 KNOWN_COLS = {*NAME_COLS, *NUMBER_COLS, *TEXT_COLS, "domain", "difficulty"}
 KINDS = ("human", "llm")
 FLASK_SCALE = (1.0, 5.0)
-BOM_PROBLEM = (
-    "a byte-order mark (U+FEFF) in the middle of the file, usually where two files were "
-    "joined; remove it"
-)
 SCALE_HINT = "pass --scale MIN-MAX (e.g. --scale 1-10) or add scale_min and scale_max columns"
 
 # Read-only look-ups of what the parser must know (the writes are in queries.py).
-_SQL_SCALES = "SELECT skill, scale_min, scale_max FROM skills"
-_SQL_DATASETS = "SELECT dataset FROM datasets"
-_SQL_JUDGES = "SELECT judge, kind FROM judges"
 
 
 @dataclass(frozen=True)
@@ -80,9 +74,9 @@ def read_store_facts(store: Store) -> StoreFacts:
         return StoreFacts()
     try:
         with store.read() as con:
-            scales = {s: (lo, hi) for s, lo, hi in con.execute(_SQL_SCALES).fetchall()}
-            datasets = frozenset(d for (d,) in con.execute(_SQL_DATASETS).fetchall())
-            judges = dict(con.execute(_SQL_JUDGES).fetchall())
+            scales = {s: (lo, hi) for s, lo, hi in con.execute(queries.SKILL_SCALES).fetchall()}
+            datasets = frozenset(d for (d,) in con.execute(queries.DATASET_IDS).fetchall())
+            judges = dict(con.execute(queries.JUDGE_KINDS).fetchall())
     except duckdb.CatalogException:  # no schema yet: write_batch creates it
         return StoreFacts()
     return StoreFacts(scales, datasets, judges)
@@ -107,7 +101,10 @@ def import_scores(
     if batch.scores.empty:
         batch.report.notes.append("nothing was imported: every row was skipped")
         return batch.report
-    return write_batch(store, batch, str(path))
+    report = write_batch(store, batch, str(path))
+    if report.already_imported_runs == len(batch.runs):
+        report.notes.append("this file was imported before: nothing new was written")
+    return report
 
 
 def parse_score_file(
@@ -142,6 +139,7 @@ def parse_score_file(
     df = rows.flush(_check_consistency(df, rows))
     if extra := sorted(set(table.columns) - KNOWN_COLS - {""}):
         report.notes.append(f"ignored column(s): {', '.join(extra)}")
+    report.skipped.sort(key=lambda r: r.line)
     return _assemble(df, table, criteria, facts, report)
 
 
@@ -163,6 +161,8 @@ def _check_columns(table: Table, judge: str | None) -> None:
         if col not in table.columns:
             hint = " (or pass --judge NAME for every row)" if col == "judge" else ""
             have = ", ".join(c for c in table.columns if c)
+            if len(table.columns) == 1 and any(sep in have for sep in ";\t|"):
+                hint += "; the file seems to use another separator: save it comma-separated"
             raise table.error(
                 table.header_line, col,
                 f"missing required column '{col}'{hint}; the columns are: {have}",
@@ -175,8 +175,6 @@ def _convert(table: Table, rows: RowChecks, judge: str | None, dataset: str) -> 
     df = pd.DataFrame({"_line": table.lines})
     for pos, f, why in table.problems:
         rows.add(one(len(df), pos), f, why)
-    for col, s in cols.items():
-        rows.add(conv.bom_cells(s), col, BOM_PROBLEM)
     converters = [(c, conv.keys) for c in NAME_COLS] + [(c, conv.numbers) for c in NUMBER_COLS]
     converters += [(c, conv.texts) for c in TEXT_COLS]
     converters += [("domain", conv.domains), ("difficulty", conv.difficulties)]
@@ -199,19 +197,24 @@ def _resolve_kinds(
     df: pd.DataFrame, rows: RowChecks, default: str | None, facts: StoreFacts
 ) -> pd.DataFrame:
     """Blank kinds take the judge's kind on other rows, then ``kind=``, the store, then llm."""
-    given = df["kind"].str.lower()
+    judge = df["judge"]
+    pairs = df[["judge", "kind"]].dropna().drop_duplicates()
+    lower = {k: k.lower() for k in pairs["kind"]}
+    given = pd.Series(conv.lookup(df["kind"], lower), dtype=object)
     rows.add(given.notna() & ~given.isin(KINDS), "kind",
              lambda p: f"invalid kind {df['kind'].iat[p]!r}; expected human or llm")  # fmt: skip
-    valid = given.where(given.isin(KINDS))
-    judge = df["judge"]
-    kind = valid.fillna(judge.map(valid.groupby(judge).first()))
-    kind = kind.fillna(default) if default else kind
-    df["kind"] = kind.fillna(judge.map(facts.judges)).fillna("llm")
-    stored = judge.map(facts.judges)
+    explicit: dict[str, str] = {}
+    for j, k in pairs.itertuples(index=False, name=None):
+        if lower[k] in KINDS:
+            explicit.setdefault(j, lower[k])
+    resolved = {j: explicit.get(j) or default or facts.judges.get(j) or "llm"
+                for j in judge.unique()}  # fmt: skip
+    df["kind"] = given.where(given.isin(KINDS), pd.Series(conv.lookup(judge, resolved)))
+    stored = pd.Series(conv.lookup(judge, facts.judges), dtype=object)
     rows.add(stored.notna() & (stored != df["kind"]), "kind",
              lambda p: f"judge '{judge.iat[p]}' is already in the store as {stored.iat[p]}; "
              f"this row makes it {df['kind'].iat[p]}")  # fmt: skip
-    rows.conflicts(df, ["judge"], "kind", "kind", lambda p: f"kind of judge '{judge.iat[p]}'",
+    rows.conflicts(df, ["judge"], "kind", "kind", lambda p: f"the kind of judge '{judge.iat[p]}'",
                    repr)  # fmt: skip
     return df
 
@@ -221,7 +224,8 @@ def _resolve_scales(
     report: ImportReport,
 ) -> tuple[pd.DataFrame, list[Criterion]]:  # fmt: skip
     """Canonical skill ids, each criterion's scale, and every score inside its scale."""
-    df["skill"] = df["skill"].map({u: normalise_skill(u) or u for u in df["skill"].unique()})
+    canonical = {u: normalise_skill(u) or u for u in df["skill"].unique()}
+    df["skill"] = pd.Series(conv.lookup(df["skill"], canonical), dtype=object)
     lo, hi = df["scale_min"].to_numpy(float), df["scale_max"].to_numpy(float)
     has_lo, has_hi = ~np.isnan(lo), ~np.isnan(hi)
     rows.add(has_lo & ~has_hi, "scale_max", "missing: give both scale_min and scale_max")
@@ -243,12 +247,14 @@ def _resolve_scales(
                    lambda p: f"the scale of criterion '{df['skill'].iat[p]}'", str)  # fmt: skip
     df = rows.flush(df)
     scales, criteria = _criteria(df, rows, arg, facts, report)
-    lo = df["skill"].map({k: s[0] for k, s in scales.items()}).to_numpy(float)
-    hi = df["skill"].map({k: s[1] for k, s in scales.items()}).to_numpy(float)
+    lo = conv.lookup(df["skill"], {k: s[0] for k, s in scales.items()}, np.nan).astype(float)
+    hi = conv.lookup(df["skill"], {k: s[1] for k, s in scales.items()}, np.nan).astype(float)
     v = df["score"].to_numpy(float)
+    flask = df["skill"].isin(SKILLS).to_numpy()
+    hint = " (FLASK's skills are scored 1-5; --scale is for custom criteria)" if arg else ""
     rows.add(~np.isnan(lo) & ~np.isnan(v) & ~((v >= lo) & (v <= hi)), "score",
              lambda p: f"score {v[p]:g} is outside the scale {lo[p]:g}-{hi[p]:g} of "
-             f"'{df['skill'].iat[p]}'")  # fmt: skip
+             f"'{df['skill'].iat[p]}'{hint if flask[p] else ''}")  # fmt: skip
     df = rows.flush(df)
     left = set(df["skill"])
     return df, [c for c in criteria if c.skill in left]
@@ -339,7 +345,10 @@ def _assemble(
     df: pd.DataFrame, table: Table, criteria: list[Criterion], facts: StoreFacts,
     report: ImportReport,
 ) -> Batch:  # fmt: skip
+    n = len(df)
     df = df.drop_duplicates(KEYS).reset_index(drop=True)
+    if len(df) < n:
+        report.notes.append(f"{n - len(df):,} repeated row(s) with the same score counted once")
     pairs = df[["judge", "dataset"]].drop_duplicates().reset_index(drop=True)
     pairs["run_id"] = [
         "import-" + hashlib.sha1(f"{j}\0{d}\0{table.digest}".encode()).hexdigest()[:20]

@@ -111,7 +111,10 @@ def _fast_csv(path: Path, name: str, digest: str, text: str) -> Table | None:
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
-    header = next(csv.reader([text.split("\n", 1)[0]]), [])
+    first = text.split("\n", 1)[0].rstrip("\r")
+    if "\r" in first:
+        return None  # old Mac line ends: the csv module reads them
+    header = next(csv.reader([first]), [])
     data = path.read_bytes().removeprefix(BOM_BYTES)
     if len(header) < 2 or not data:
         return None
@@ -212,11 +215,14 @@ def _fast_jsonl(path: Path, name: str, digest: str) -> Table | None:
     import pyarrow as pa
     import pyarrow.json as pa_json
 
+    read_text(path, name)  # pyarrow does not check UTF-8: a bad byte is an error here
     data = path.read_bytes().removeprefix(BOM_BYTES)
     try:
         rows = pa_json.read_json(pa.py_buffer(data))
     except pa.ArrowException:
         return None
+    if any(pa.types.is_temporal(f.type) for f in rows.schema):
+        return None  # pyarrow read an ISO date string as a date: keep the text as written
     lines = _filled_lines(data)
     if rows.num_rows == 0 or len(lines) != rows.num_rows or lines[-1] != len(lines):
         return None
@@ -258,7 +264,7 @@ def _read_jsonl(path: Path, name: str, digest: str, lenient: bool) -> Table:
 def _objects(column) -> pd.Series:
     """An Arrow column as a pandas Series: numbers stay numeric, the rest become Python objects
     (strings, lists, None), which pandas factorises fastest."""
-    s = column.to_pandas()
+    s = column.to_pandas(integer_object_nulls=True)
     if is_numeric_dtype(s.dtype) and not is_bool_dtype(s.dtype):
         return s.reset_index(drop=True)
     return pd.Series(s.to_numpy(dtype=object, na_value=None), dtype=object)

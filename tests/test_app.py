@@ -135,3 +135,19 @@ def test_load_flask_button_imports_with_progress(db, flask_dir):
         )
     fresh = _run()  # a new session lists the real dataset first (real data before simulated)
     assert _frame(fresh, "instances")["dataset"].tolist()[:2] == ["flask", "flask-hard"]
+
+
+def test_app_says_clearly_when_an_import_holds_the_file(db):
+    from tests.test_store import _hold
+
+    _run()  # demo built, store ready
+    st.cache_data.clear()
+    holder = _hold(db, "rw")  # a writer (CLI import or judging run) holds the file
+    try:
+        at = _run()
+    finally:
+        holder.kill()
+        holder.wait()
+    shown = " ".join(e.value for e in at.error)
+    assert "Store busy" in shown and f"process {holder.pid}" in shown
+    assert "writing it right now" in shown

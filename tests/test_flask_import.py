@@ -163,3 +163,44 @@ def test_flask_hard_shares_full_set_responses(flask_db):
         WHERE h.dataset = 'flask-hard'""")[0][0]  # fmt: skip
     total = _query(store, "SELECT count(*) FROM responses WHERE dataset='flask-hard'")[0][0]
     assert same == total > 0
+
+
+@pytest.mark.parametrize(
+    ("score", "parsed", "failed"),
+    [
+        ({"logical correctness": 4, "readability": "N/A"},
+         {"correctness": 4.0, "readability": None}, False),
+        ({"Logical Robustness": "3", "commonsense understanding": 5},
+         {"robustness": 3.0, "commonsense": 5.0}, False),
+        ({"robustness": "n/a"}, {"robustness": None}, False),
+        ({}, {}, True),
+        ({"readability": True}, {}, True),  # a boolean is not a score (float(True) == 1.0)
+        ({"readability": 6}, {}, True),
+        ({"readability": 0}, {}, True),
+        ({"readability": "good"}, {}, True),
+        ({"creativity": 4}, {}, True),
+        ({"readability": None}, {}, True),
+    ],
+)  # fmt: skip
+def test_parse_review_score_table(score, parsed, failed):
+    from analysis.flask_files import parse_review_score
+
+    got, error = parse_review_score(score)
+    assert got == parsed
+    assert (error is not None) == failed
+
+
+def test_score_file_never_overwrites_stored_instance_text(empty_store, tmp_path):
+    from analysis.score_files import import_scores
+
+    first = tmp_path / "a.csv"
+    first.write_text("instance_id,model,skill,score,instruction,response\n"
+                     "q1,m,correctness,4,Original instruction,Original answer\n")  # fmt: skip
+    second = tmp_path / "b.csv"
+    second.write_text("instance_id,model,skill,score,instruction,response\n"
+                      "q1,m,factuality,3,Other text,Other answer\n")  # fmt: skip
+    import_scores(empty_store, first, judge="j1", dataset="d")
+    import_scores(empty_store, second, judge="j2", dataset="d")
+    rows = _query(empty_store, "SELECT i.instruction, r.text, list_sort(i.skills) FROM instances i "
+                  "JOIN responses r USING (dataset, instance_id)")  # fmt: skip
+    assert rows == [("Original instruction", "Original answer", ["correctness", "factuality"])]
