@@ -27,8 +27,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from analysis import score_columns as conv
 from analysis import queries
+from analysis import score_columns as conv
 from analysis.batch import (
     INSTANCE_COLS,
     JUDGMENT_COLS,
