@@ -123,11 +123,10 @@ class Batch:
     report: ImportReport = field(default_factory=ImportReport)
 
 
-def seed_taxonomy(store: Store) -> None:
-    """Write FLASK's 12 skills (idempotent; refreshes texts)."""
-    with store.write() as con:
-        for c in SKILLS.values():
-            con.execute(queries.UPSERT_SKILL, _criterion_row(c))
+def seed_taxonomy(con) -> None:
+    """Write FLASK's 12 skills inside the caller's transaction (idempotent; refreshes texts)."""
+    for c in SKILLS.values():
+        con.execute(queries.UPSERT_SKILL, _criterion_row(c))
 
 
 def _criterion_row(c: Criterion) -> list:

@@ -193,10 +193,18 @@ def read_review_file(path: Path, name: str, known: dict[str, tuple]) -> tuple[li
         + hashlib.sha1(REVIEW_JUDGE.judge.encode() + b"\0" + path.read_bytes()).hexdigest()[:20]
     )
     judgments, scores, responses = [], [], []
+    seen: dict[str, tuple[int, str]] = {}
     for no, obj in iter_jsonl(path, name):
         iid = _instance_id(obj, "question_id", name, no)
         if iid not in known:
             raise InputError(name, no, "question_id", f"id {iid} is not in the evaluation set")
+        if iid in seen:  # one judgment per response: a repeat would count its scores twice
+            first, review = seen[iid]
+            if review != obj.get("review"):
+                raise InputError(name, no, "question_id", f"id {iid} already reviewed on "
+                                 f"line {first} with a different review")  # fmt: skip
+            continue
+        seen[iid] = (no, obj.get("review"))
         review = obj.get("review")
         if not isinstance(review, str):
             raise InputError(name, no, "review", f"expected the judge's text, got {review!r}")
@@ -249,6 +257,11 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
         responses += [("flask", iid, model, t) for iid, t in texts.items()]
         progress(i, total, f"model outputs: {model}")
     judgments, scores = [], []
+    models = [model_name(p) for p in reviews]
+    if len(set(models)) < len(models):
+        twice = sorted({m for m in models if models.count(m) > 1})
+        raise InputError(label(REVIEWS_DIR), None, None, f"two review files for {twice[0]} "
+                         "(<model>.jsonl and <model>_review.jsonl); keep one")  # fmt: skip
     for i, path in enumerate(reviews, 3 + len(outputs)):
         j, s, r = read_review_file(path, label(f"{REVIEWS_DIR}/{path.name}"), full)
         judgments += j

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import queries
-from analysis.demo import DEMO_DATASET, build_and_write_demo
+from analysis.demo import build_and_write_demo
 from analysis.filters import FilterOptions, Filters
 from analysis.stats import grouped_means
 from analysis.store import Store
 from analysis.taxonomy import ABILITIES, DIFFICULTY_LEVELS
 
 OVERALL = "Overall"
+OVERALL_01 = "Overall (0–1, criteria rescaled)"
 
 
 def ensure_data(store: Store) -> bool:
@@ -55,8 +56,9 @@ def filter_options(store: Store, dataset: str) -> FilterOptions:
 def coverage(store: Store, filters: Filters) -> pd.DataFrame:
     """Instances per skill × domain in the slice (long format: skill, domain, instances)."""
     where, params = queries.filter_sql(filters)
+    domains = list(filters.domains)
     with store.read() as con:
-        return con.execute(queries.COVERAGE.format(where=where), params).df()
+        return con.execute(queries.COVERAGE.format(where=where), [*params, domains, domains]).df()
 
 
 def leaderboard(store: Store, filters: Filters, *, n_boot: int = 1000) -> pd.DataFrame:
@@ -68,14 +70,17 @@ def leaderboard(store: Store, filters: Filters, *, n_boot: int = 1000) -> pd.Dat
         rows = con.execute(queries.SCORE_SUMS_BY_ABILITY.format(where=where), params).df()
     if rows.empty:
         return grouped_means(rows, ["model", "group"])
+    # Pooling criteria with different scales (custom datasets) is only meaningful on 0-1.
+    mixed = rows[["scale_min", "scale_max"]].drop_duplicates().shape[0] > 1
+    pooled = rows.assign(total=rows["total01"]) if mixed else rows
     overall = (
-        rows.groupby(["model", "instance_id"], as_index=False)[["total", "n", "n_na"]]
+        pooled.groupby(["model", "instance_id"], as_index=False)[["total", "n", "n_na"]]
         .sum()
-        .assign(grp=OVERALL)
+        .assign(grp=OVERALL_01 if mixed else OVERALL)
     )
     both = pd.concat([rows, overall], ignore_index=True).rename(columns={"grp": "group"})
     table = grouped_means(both, ["model", "group"], n_boot=n_boot)
-    order = {g: i for i, g in enumerate((*ABILITIES, OVERALL))}
+    order = {g: i for i, g in enumerate((*ABILITIES, OVERALL, OVERALL_01))}
     table["_o"] = table["group"].map(order).fillna(len(order) - 0.5)
     return table.sort_values(["model", "_o"]).drop(columns="_o").reset_index(drop=True)
 
@@ -88,8 +93,9 @@ def leaderboard_wide(table: pd.DataFrame) -> pd.DataFrame:
         cell=table.apply(lambda r: f"{r['mean']:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", axis=1)
     )
     wide = text.pivot(index="model", columns="group", values="cell")
-    overall = table[table["group"] == OVERALL].set_index("model")
-    cols = [c for c in (OVERALL, *ABILITIES) if c in wide.columns]
+    top = OVERALL if OVERALL in wide.columns else OVERALL_01
+    overall = table[table["group"] == top].set_index("model")
+    cols = [c for c in (top, *ABILITIES) if c in wide.columns]
     cols += [c for c in wide.columns if c not in cols]
     wide = wide[cols]
     wide["n scores"] = overall["n"]
@@ -109,9 +115,3 @@ def simulated_info(store: Store, dataset: str) -> tuple[bool, int | None]:
     with store.read() as con:
         row = con.execute(queries.DATASET_FLAGS, [dataset]).fetchone()
     return (bool(row[0]), row[1]) if row else (False, None)
-
-
-__all__ = [
-    "DEMO_DATASET", "OVERALL", "coverage", "datasets", "ensure_data", "filter_options",
-    "leaderboard", "leaderboard_wide", "simulated_info", "difficulty_label",
-]  # fmt: skip

@@ -177,6 +177,7 @@ FROM skills ORDER BY display_order, skill
 
 # Instances in the filtered slice (scores of the chosen judge), counted per skill × domain.
 # An instance counts toward each of its domains (FLASK's rule); no domain → "(unlabeled)".
+# The second parameter restricts the columns to the domains the filter asked for (empty = all).
 COVERAGE = """
 WITH picked AS (
     SELECT DISTINCT s.instance_id, s.skill,
@@ -186,13 +187,18 @@ WITH picked AS (
 )
 SELECT skill, domain, count(*) AS instances
 FROM (SELECT skill, unnest(domains) AS domain FROM picked)
+WHERE len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], domain)
 GROUP BY ALL
 """
 
 # Per model × group × instance sums, the input of the instance-level (cluster) bootstrap.
 SCORE_SUMS_BY_ABILITY = """
 SELECT s.model, COALESCE(k.ability, k.label, s.skill) AS grp, s.instance_id,
-       sum(s.score) AS total, count(s.score) AS n, count(*) - count(s.score) AS n_na
+       COALESCE(k.scale_min, 1) AS scale_min, COALESCE(k.scale_max, 5) AS scale_max,
+       sum(s.score) AS total, count(s.score) AS n, count(*) - count(s.score) AS n_na,
+       -- on 0-1, for pooling criteria whose scales differ
+       sum((s.score - COALESCE(k.scale_min, 1)) / (COALESCE(k.scale_max, 5)
+           - COALESCE(k.scale_min, 1))) AS total01
 FROM latest_scores s
 JOIN instances i USING (dataset, instance_id)
 LEFT JOIN skills k ON k.skill = s.skill
@@ -214,3 +220,5 @@ DATASET_FLAGS = "SELECT simulated, seed FROM datasets WHERE dataset = ?"
 SKILL_SCALES = "SELECT skill, scale_min, scale_max FROM skills"
 DATASET_IDS = "SELECT dataset FROM datasets"
 JUDGE_KINDS = "SELECT judge, kind FROM judges"
+SCHEMA_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
+SET_SCHEMA_VERSION = "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from analysis import queries
 from analysis.errors import StoreBusyError, StoreError
 
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
@@ -79,23 +80,19 @@ class Store:
         """Create the file and schema if missing (idempotent)."""
         if self.exists() and self._schema_current():
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = self._connect(read_only=False)
-        try:
-            con.execute(SCHEMA_FILE.read_text())
-            con.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION]
-            )
-        finally:
-            con.close()
         from analysis.batch import seed_taxonomy  # local: batch imports store
 
-        seed_taxonomy(self)
+        # One transaction, version row last: a crash never leaves a "current" store without
+        # its taxonomy.
+        with self.write() as con:
+            con.execute(SCHEMA_FILE.read_text())
+            seed_taxonomy(con)
+            con.execute(queries.SET_SCHEMA_VERSION, [SCHEMA_VERSION])
 
     def _schema_current(self) -> bool:
         try:
             with self.read() as cur:
-                row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                row = cur.execute(queries.SCHEMA_VERSION).fetchone()
         except (StoreError, duckdb.Error):
             return False
         return row is not None and row[0] == SCHEMA_VERSION

@@ -6,6 +6,7 @@ connection: DuckDB allows one writer XOR many readers, so the app must not hold 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -43,8 +44,13 @@ def cached(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def plain(text: str) -> str:
+    """Escape markdown so names and values from user files render as the text they are."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~$:])", r"\\\1", text)
+
+
 def show_error(e: FinegrainError) -> None:
-    st.error(f"**{e.title}.** {e.message}")
+    st.error(f"**{e.title}.** {plain(e.message)}")
 
 
 def filters() -> Filters:

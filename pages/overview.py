@@ -8,7 +8,7 @@ from analysis import charts, overview
 from analysis.errors import FinegrainError
 from analysis.flask_source import DEFAULT_URL, import_flask
 from analysis.taxonomy import ABILITIES
-from pages.common import cached, filters, no_data, show_error, store
+from pages.common import cached, filters, no_data, plain, show_error, store
 
 f = filters()
 st.title("Overview")
@@ -64,18 +64,19 @@ st.dataframe(
 
 st.subheader("Leaderboard")
 st.caption(
-    f"Judge **{f.judge}**. Mean over non-N/A skill scores; 95% CI from 1,000 bootstrap "
-    "resamples of instances (not rows); n = scores behind each mean. Overall pools all skills."
+    f"Judge **{plain(f.judge or '')}**. Mean over non-N/A skill scores; 95% CI from 1,000 "
+    "bootstrap resamples of instances (not rows); n = scores behind each mean. Overall pools "
+    "all skills (rescaled to 0–1 when the criteria's scales differ)."
 )
 board = cached(overview.leaderboard)(f)
 if board.empty:
     no_data()
 else:
-    groups = [overview.OVERALL, *[a for a in ABILITIES if a in set(board["group"])]]
-    groups += sorted(set(board["group"]) - set(groups))
-    group = st.segmented_control("Rank by", groups, default=overview.OVERALL, key="lb_group")
-    st.plotly_chart(charts.leaderboard_chart(board, group or overview.OVERALL),
-                    key="leaderboard_chart")  # fmt: skip
+    present = set(board["group"])
+    groups = [g for g in (overview.OVERALL, overview.OVERALL_01, *ABILITIES) if g in present]
+    groups += sorted(present - set(groups))
+    group = st.segmented_control("Rank by", groups, default=groups[0], key="lb_group")
+    st.plotly_chart(charts.leaderboard_chart(board, group or groups[0]), key="leaderboard_chart")
     st.dataframe(overview.leaderboard_wide(board), hide_index=True, key="leaderboard_table")
 
 st.subheader("Coverage")

@@ -204,3 +204,26 @@ def test_score_file_never_overwrites_stored_instance_text(empty_store, tmp_path)
     rows = _query(empty_store, "SELECT i.instruction, r.text, list_sort(i.skills) FROM instances i "
                   "JOIN responses r USING (dataset, instance_id)")  # fmt: skip
     assert rows == [("Original instruction", "Original answer", ["correctness", "factuality"])]
+
+
+def test_repeated_review_rows_count_once_and_conflicts_fail(flask_dir, tmp_path):
+    from analysis.errors import InputError
+    from analysis.flask_files import REVIEWS_DIR
+
+    root = link_flask(flask_dir, tmp_path / "repo")
+    reviews = write_reviews(flask_dir, root, {"gpt4": "gpt4_review.jsonl"}, n=10)
+    path = root / REVIEWS_DIR / "gpt4_review.jsonl"
+    rows = reviews["gpt4"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, rows[3]]))  # exact repeat
+    store = Store(tmp_path / "r.duckdb")
+    import_flask(store, str(root))
+    expected = sum(len(r["score"]) for r in rows)
+    assert _query(store, "SELECT count(*) FROM latest_scores")[0][0] == expected
+    conflicting = {**rows[3], "review": "a different review"}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, conflicting]))
+    with pytest.raises(InputError) as err:
+        import_flask(store, str(root))
+    assert err.value.line == 11 and err.value.field == "question_id"
+    (root / REVIEWS_DIR / "gpt4.jsonl").write_text(path.read_text())
+    with pytest.raises(InputError, match="two review files for gpt4"):
+        import_flask(store, str(root))
