@@ -35,6 +35,9 @@ def _sidebar() -> Filters:
     names = list(sets["dataset"])
     titles = dict(zip(sets["dataset"], sets["title"], strict=True))
     sb = st.sidebar
+    wanted = st.session_state.pop("next_dataset", None)  # set by the Load FLASK button
+    if wanted in names:
+        st.session_state["dataset"] = wanted
     if st.session_state.get("dataset") not in names:
         st.session_state["dataset"] = names[0]
     dataset = sb.selectbox("Dataset", names, key="dataset", format_func=lambda d: titles[d])

@@ -35,9 +35,10 @@ def _load_flask(source: str) -> None:
         return
     bar.progress(1.0, text="Done")
     st.cache_data.clear()
-    st.session_state["dataset"] = "flask"
-    st.success("FLASK imported.\n\n" + "\n".join(f"- {line}" for line in report.lines()))
-    st.button("Show it", on_click=lambda: None)
+    # The sidebar's dataset widget already exists in this run: app.py applies this next run.
+    st.session_state["next_dataset"] = "flask"
+    st.success("FLASK imported.\n\n" + "\n".join(f"- {plain(line)}" for line in report.lines()))
+    st.button("Show FLASK", type="primary")  # any click reruns; the sidebar then selects it
 
 
 if simulated or "flask" not in set(sets["dataset"]):
@@ -63,6 +64,14 @@ st.dataframe(
 )
 
 st.subheader("Leaderboard")
+if not f.judge:
+    st.info(
+        "This dataset has no scores yet. Import judge or human scores with `python -m analysis "
+        "import-scores FILE`, or FLASK's GPT-4 review files (gpt_review/outputs) with "
+        "import-flask.",
+        icon=":material/info:",
+    )
+    st.stop()
 st.caption(
     f"Judge **{plain(f.judge or '')}**. Mean over non-N/A skill scores; 95% CI from 1,000 "
     "bootstrap resamples of instances (not rows); n = scores behind each mean. Overall pools "

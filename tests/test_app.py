@@ -129,6 +129,7 @@ def test_load_flask_button_imports_with_progress(db, flask_dir):
         at.button[0].click()
         _run(at)
     assert any("FLASK imported" in s.value for s in at.success), [e.value for e in at.error]
+    assert at.session_state["next_dataset"] == "flask"  # app.py selects it on the next run
     with Store(db).read() as con:
         assert con.execute("SELECT count(*) FROM instances WHERE dataset = 'flask'").fetchone() == (
             1740,
