@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from analysis import overview
@@ -10,11 +12,12 @@ from analysis.filters import Filters
 from analysis.taxonomy import DIFFICULTY_LEVELS
 from pages.common import cached, show_error, simulated_banner, store
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
 
-PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
-]
+PAGES = [st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True)]
 
 
 def _prepare_store() -> None:
@@ -30,8 +33,7 @@ def _prepare_store() -> None:
     st.session_state["store_ready"] = True
 
 
-def _sidebar() -> Filters:
-    sets = cached(overview.datasets)()
+def _sidebar(sets: pd.DataFrame) -> Filters:
     names = list(sets["dataset"])
     titles = dict(zip(sets["dataset"], sets["title"], strict=True))
     sb = st.sidebar
@@ -49,28 +51,40 @@ def _sidebar() -> Filters:
         format_func=lambda j: f"{j} ({opts.judge_kinds.get(j, 'llm')})",
         help="Whose scores the pages show. Human annotators appear as judges of kind 'human'.",
     )
-    models = sb.multiselect("Models", opts.models, key=f"models::{dataset}",
-                            placeholder="All models")  # fmt: skip
-    domains = sb.multiselect("Domain", opts.domains, key=f"domains::{dataset}",
-                             placeholder="All domains")  # fmt: skip
+    models = sb.multiselect(
+        "Models", opts.models, key=f"models::{dataset}", placeholder="All models"
+    )
+    domains = sb.multiselect(
+        "Domain", opts.domains, key=f"domains::{dataset}", placeholder="All domains"
+    )
     levels = sb.multiselect(
-        "Difficulty", opts.difficulties, key=f"levels::{dataset}", placeholder="All levels",
+        "Difficulty",
+        opts.difficulties,
+        key=f"levels::{dataset}",
+        placeholder="All levels",
         format_func=lambda v: f"{v} · {DIFFICULTY_LEVELS.get(v, '')}",
-    )  # fmt: skip
-    tasks = sb.multiselect("Source task", opts.source_tasks, key=f"tasks::{dataset}",
-                           placeholder="All source tasks")  # fmt: skip
-    hard = sb.toggle("FLASK-Hard only", key=f"hard::{dataset}", disabled=not opts.has_flask_hard,
-                     help="Only instances that are also in FLASK-Hard (expert level).")  # fmt: skip
-    return Filters(dataset, judge, tuple(models), tuple(domains), tuple(levels), tuple(tasks),
-                   bool(hard))  # fmt: skip
+    )
+    tasks = sb.multiselect(
+        "Source task", opts.source_tasks, key=f"tasks::{dataset}", placeholder="All source tasks"
+    )
+    hard = sb.toggle(
+        "FLASK-Hard only",
+        key=f"hard::{dataset}",
+        disabled=not opts.has_flask_hard,
+        help="Only instances that are also in FLASK-Hard (expert level).",
+    )
+    return Filters(
+        dataset, judge, tuple(models), tuple(domains), tuple(levels), tuple(tasks), bool(hard)
+    )
 
 
 _prepare_store()
 page = st.navigation(PAGES)
 st.sidebar.markdown("### Finegrain")
-filters = _sidebar()
+datasets = cached(overview.datasets)()
+filters = _sidebar(datasets)
 st.session_state["filters"] = filters
-simulated, seed = cached(overview.simulated_info)(filters.dataset)
+simulated, seed = overview.simulated_info(datasets, filters.dataset)
 if simulated:
     simulated_banner(seed)
 page.run()

@@ -18,15 +18,14 @@ from analysis.errors import InputError
 from analysis.store import Store
 from analysis.taxonomy import SKILLS, Criterion
 
-INSTANCE_COLS = [
-    "dataset", "instance_id", "instruction", "reference", "source_task",
-    "difficulty", "domains", "skills", "flask_hard",
-]  # fmt: skip
+INSTANCE_COLS = (
+    "dataset instance_id instruction reference source_task difficulty domains skills flask_hard"
+).split()
 RESPONSE_COLS = ["dataset", "instance_id", "model", "text"]
-JUDGMENT_COLS = [
-    "run_id", "dataset", "instance_id", "model", "judge", "raw_output", "rationale",
-    "parse_status", "error", "latency_ms", "prompt_tokens", "completion_tokens",
-]  # fmt: skip
+JUDGMENT_COLS = (
+    "run_id dataset instance_id model judge raw_output rationale "
+    "parse_status error latency_ms prompt_tokens completion_tokens"
+).split()
 SCORE_COLS = ["run_id", "dataset", "instance_id", "model", "judge", "skill", "score"]
 
 
@@ -91,8 +90,9 @@ class ImportReport:
         if self.missing_responses:
             out.append(f"missing responses (reported, not an error): {self.missing_responses:,}")
         if self.parse_failures:
-            out.append(f"judge outputs that could not be parsed (kept, counted): "
-                       f"{self.parse_failures:,}")  # fmt: skip
+            out.append(
+                f"judge outputs that could not be parsed (kept, counted): {self.parse_failures:,}"
+            )
         if self.already_imported_runs:
             out.append(f"score files already imported (skipped): {self.already_imported_runs}")
         out += self.notes
@@ -130,8 +130,17 @@ def seed_taxonomy(con) -> None:
 
 
 def _criterion_row(c: Criterion) -> list:
-    return [c.skill, c.label, c.ability, c.order, c.definition, list(c.rubric),
-            c.scale_min, c.scale_max, c.custom]  # fmt: skip
+    return [
+        c.skill,
+        c.label,
+        c.ability,
+        c.order,
+        c.definition,
+        list(c.rubric),
+        c.scale_min,
+        c.scale_max,
+        c.custom,
+    ]
 
 
 def _check_criteria(con, criteria: list[Criterion], source: str) -> None:
@@ -139,11 +148,13 @@ def _check_criteria(con, criteria: list[Criterion], source: str) -> None:
         row = con.execute(queries.SKILL_SCALE, [c.skill]).fetchone()
         if row and (row[0], row[1]) != (c.scale_min, c.scale_max):
             raise InputError(
-                source, None, "scale",
+                source,
+                None,
+                "scale",
                 f"criterion '{c.skill}' already exists with scale {row[0]:g}-{row[1]:g}; "
                 f"this file declares {c.scale_min:g}-{c.scale_max:g}. Use the existing scale "
                 "or another criterion name.",
-            )  # fmt: skip
+            )
         if row is None:
             con.execute(queries.UPSERT_SKILL, _criterion_row(c))
 
@@ -158,13 +169,17 @@ def write_batch(store: Store, batch: Batch, source: str = "") -> ImportReport:
             for sql in queries.DELETE_DATASET:
                 con.execute(sql, [names])
         for d in batch.datasets:
-            con.execute(queries.UPSERT_DATASET, [d.dataset, d.title, d.source, d.simulated,
-                                                 d.seed, d.description])  # fmt: skip
+            con.execute(
+                queries.UPSERT_DATASET,
+                [d.dataset, d.title, d.source, d.simulated, d.seed, d.description],
+            )
         _check_criteria(con, batch.criteria, source)
         _write_instances(con, batch)
         for j in batch.judges:
-            con.execute(queries.UPSERT_JUDGE, [j.judge, j.kind, j.backend, j.model,
-                                               j.prompt_version, json.dumps(j.params)])  # fmt: skip
+            con.execute(
+                queries.UPSERT_JUDGE,
+                [j.judge, j.kind, j.backend, j.model, j.prompt_version, json.dumps(j.params)],
+            )
         new_runs = _write_runs(con, batch.runs, report)
         _write_scores(con, batch, new_runs)
     report.counts.setdefault("instances", len(batch.instances))
@@ -195,9 +210,20 @@ def _write_runs(con, runs: list[RunRecord], report: ImportReport) -> list[str]:
         if con.execute(queries.RUN_EXISTS, [r.run_id]).fetchone():
             report.already_imported_runs += 1
             continue
-        con.execute(queries.INSERT_IMPORT_RUN, [r.run_id, r.judge, r.dataset, r.source,
-                                                r.n_items, r.n_ok, r.n_failed,
-                                                r.prompt_tokens, r.completion_tokens])  # fmt: skip
+        con.execute(
+            queries.INSERT_IMPORT_RUN,
+            [
+                r.run_id,
+                r.judge,
+                r.dataset,
+                r.source,
+                r.n_items,
+                r.n_ok,
+                r.n_failed,
+                r.prompt_tokens,
+                r.completion_tokens,
+            ],
+        )
         new.append(r.run_id)
     return new
 

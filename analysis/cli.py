@@ -68,9 +68,15 @@ def cmd_import_scores(args: argparse.Namespace) -> None:
     from analysis.score_files import import_scores
 
     store = Store(args.db)
-    report = import_scores(store, args.file, judge=args.judge, kind=args.kind,
-                           dataset=args.dataset, scale=args.scale,
-                           lenient=args.lenient)  # fmt: skip
+    report = import_scores(
+        store,
+        args.file,
+        judge=args.judge,
+        kind=args.kind,
+        dataset=args.dataset,
+        scale=args.scale,
+        lenient=args.lenient,
+    )
     _print_report(report, f"Scores imported from {args.file} into {store.path}")
 
 
@@ -79,32 +85,43 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.split("\n")[0])
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", default=str(default_db_path()),
-                        help="DuckDB file (default: $FINEGRAIN_DB or "
-                             "data/finegrain.duckdb)")  # fmt: skip
+    common.add_argument(
+        "--db",
+        default=str(default_db_path()),
+        help="DuckDB file (default: $FINEGRAIN_DB or data/finegrain.duckdb)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     d = sub.add_parser("demo", parents=[common], help="(re)build the simulated demo dataset")
     d.add_argument("--seed", type=int, default=20231)
     d.set_defaults(func=cmd_demo)
 
-    f = sub.add_parser("import-flask", parents=[common],
-                       help="import FLASK from a folder or a base URL")  # fmt: skip
-    f.add_argument("source", nargs="?", default=DEFAULT_URL,
-                   help="folder laid out like the repository, or base URL "
-                        f"(default {DEFAULT_URL})")  # fmt: skip
+    f = sub.add_parser(
+        "import-flask", parents=[common], help="import FLASK from a folder or a base URL"
+    )
+    f.add_argument(
+        "source",
+        nargs="?",
+        default=DEFAULT_URL,
+        help=f"folder laid out like the repository, or base URL (default {DEFAULT_URL})",
+    )
     f.set_defaults(func=cmd_import_flask)
 
-    s = sub.add_parser("import-scores", parents=[common],
-                       help="import long-format scores (CSV, JSONL or Parquet)")  # fmt: skip
+    s = sub.add_parser(
+        "import-scores", parents=[common], help="import long-format scores (CSV, JSONL or Parquet)"
+    )
     s.add_argument("file")
     s.add_argument("--judge", help="scorer name for every row (else a 'judge' column)")
     s.add_argument("--kind", choices=["human", "llm"], help="kind of scorer (default llm)")
     s.add_argument("--dataset", help="dataset name (else a 'dataset' column, else the file name)")
-    s.add_argument("--scale", type=_scale, metavar="MIN-MAX",
-                   help="scale of custom criteria, e.g. 1-10")  # fmt: skip
-    s.add_argument("--lenient", action="store_true",
-                   help="skip bad rows, listing each one, instead of stopping")  # fmt: skip
+    s.add_argument(
+        "--scale", type=_scale, metavar="MIN-MAX", help="scale of custom criteria, e.g. 1-10"
+    )
+    s.add_argument(
+        "--lenient",
+        action="store_true",
+        help="skip bad rows, listing each one, instead of stopping",
+    )
     s.set_defaults(func=cmd_import_scores)
     return p
 

@@ -27,13 +27,7 @@ class InputError(FinegrainError):
 
     title = "Bad input"
 
-    def __init__(
-        self,
-        file: str,
-        line: int | None,
-        field: str | None,
-        problem: str,
-    ) -> None:
+    def __init__(self, file: str, line: int | None, field: str | None, problem: str) -> None:
         self.file, self.line, self.field, self.problem = file, line, field, problem
         where = file if line is None else f"{file}, line {line}"
         if field:

@@ -24,24 +24,22 @@ from analysis.batch import (
     DatasetRecord,
     JudgeRecord,
     RunRecord,
-)  # fmt: skip
+)
 from analysis.errors import InputError
 from analysis.jsonl import iter_jsonl
-from analysis.taxonomy import (
-    normalise_difficulty,
-    normalise_domain,
-    normalise_skill,
-    suggest_skill,
-)  # fmt: skip
+from analysis.taxonomy import normalise_difficulty, normalise_domain, normalise_skill, suggest_skill
 
 FULL_FILE = "evaluation_set/flask_evaluation.jsonl"
 HARD_FILE = "evaluation_set/flask_hard_evaluation.jsonl"
 OUTPUTS_DIR = "model_output/outputs"
 REVIEWS_DIR = "gpt_review/outputs"
 REVIEW_JUDGE = JudgeRecord(
-    judge="gpt-4 (FLASK review)", kind="llm", backend="import", model="gpt-4",
+    judge="gpt-4 (FLASK review)",
+    kind="llm",
+    backend="import",
+    model="gpt-4",
     prompt_version="flask-skill-specific",
-)  # fmt: skip
+)
 _NA = {"n/a", "na", "none", "null", ""}
 
 Progress = Callable[[int, int, str], None]
@@ -118,8 +116,15 @@ def parse_instance(obj: dict, name: str, no: int) -> tuple:
         difficulty = normalise_difficulty(obj.get(schema.difficulty))
     except ValueError as e:
         raise InputError(name, no, schema.difficulty, str(e)) from e
-    return (iid, instruction, _text(obj, "answer", name, no, False),
-            _text(obj, "task", name, no, False), difficulty, domains, skills)  # fmt: skip
+    return (
+        iid,
+        instruction,
+        _text(obj, "answer", name, no, False),
+        _text(obj, "task", name, no, False),
+        difficulty,
+        domains,
+        skills,
+    )
 
 
 def read_evaluation_set(path: Path, name: str) -> dict[str, tuple]:
@@ -131,8 +136,12 @@ def read_evaluation_set(path: Path, name: str) -> dict[str, tuple]:
         iid = row[0]
         if iid in rows and rows[iid] != row:
             key = "idx" if "idx" in obj else "question_id"
-            raise InputError(name, no, key, f"id {iid} already appears on line "
-                             f"{first_line[iid]} with different content")  # fmt: skip
+            raise InputError(
+                name,
+                no,
+                key,
+                f"id {iid} already appears on line {first_line[iid]} with different content",
+            )
         rows.setdefault(iid, row)
         first_line.setdefault(iid, no)
     return rows
@@ -147,11 +156,9 @@ def read_model_outputs(path: Path, name: str, known: dict[str, tuple]) -> dict[s
         if not isinstance(text, str):
             raise InputError(name, no, "text", f"expected the response text, got {text!r}")
         if iid not in known:
-            raise InputError(name, no, "question_id",
-                             f"id {iid} is not in the evaluation set")  # fmt: skip
+            raise InputError(name, no, "question_id", f"id {iid} is not in the evaluation set")
         if iid in out and out[iid] != text:
-            raise InputError(name, no, "question_id",
-                             f"id {iid} appears twice with different text")  # fmt: skip
+            raise InputError(name, no, "question_id", f"id {iid} appears twice with different text")
         out[iid] = text
     return out
 
@@ -201,8 +208,12 @@ def read_review_file(path: Path, name: str, known: dict[str, tuple]) -> tuple[li
         if iid in seen:  # one judgment per response: a repeat would count its scores twice
             first, review = seen[iid]
             if review != obj.get("review"):
-                raise InputError(name, no, "question_id", f"id {iid} already reviewed on "
-                                 f"line {first} with a different review")  # fmt: skip
+                raise InputError(
+                    name,
+                    no,
+                    "question_id",
+                    f"id {iid} already reviewed on line {first} with a different review",
+                )
             continue
         seen[iid] = (no, obj.get("review"))
         review = obj.get("review")
@@ -215,10 +226,25 @@ def read_review_file(path: Path, name: str, known: dict[str, tuple]) -> tuple[li
         parsed, error = parse_review_score(obj["score"])
         tokens = obj.get("total_tokens_step4")
         tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
-        judgments.append((run_id, "flask", iid, model, REVIEW_JUDGE.judge, review, review,
-                          "failed" if error else "ok", error, None, tokens, None))  # fmt: skip
-        scores += [(run_id, "flask", iid, model, REVIEW_JUDGE.judge, s, v)
-                   for s, v in parsed.items()]  # fmt: skip
+        judgments.append(
+            (
+                run_id,
+                "flask",
+                iid,
+                model,
+                REVIEW_JUDGE.judge,
+                review,
+                review,
+                "failed" if error else "ok",
+                error,
+                None,
+                tokens,
+                None,
+            )
+        )
+        scores += [
+            (run_id, "flask", iid, model, REVIEW_JUDGE.judge, s, v) for s, v in parsed.items()
+        ]
         if isinstance(obj.get("target_txt"), str):
             responses.append(("flask", iid, model, obj["target_txt"]))
     return judgments, scores, responses
@@ -234,8 +260,12 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
     label = lambda rel: f"{source.rstrip('/')}/{rel}"  # noqa: E731 - names in error messages
     for rel in (FULL_FILE, HARD_FILE):
         if not (root / rel).is_file():
-            raise InputError(label(rel), None, None, "file not found; expected a folder laid out "
-                             "like github.com/kaistAI/FLASK")  # fmt: skip
+            raise InputError(
+                label(rel),
+                None,
+                None,
+                "file not found; expected a folder laid out like github.com/kaistAI/FLASK",
+            )
     outputs = sorted((root / OUTPUTS_DIR).glob("*.jsonl"))
     reviews = sorted((root / REVIEWS_DIR).glob("*.jsonl"))
     total = 2 + len(outputs) + len(reviews)
@@ -244,12 +274,23 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
     hard = read_evaluation_set(root / HARD_FILE, label(HARD_FILE))
     progress(2, total, "evaluation sets")
 
-    batch = Batch(datasets=[
-        DatasetRecord("flask", "FLASK", source, description="FLASK evaluation set "
-                      "(Ye et al., ICLR 2024): 1,740 instructions, 3 skills each"),
-        DatasetRecord("flask-hard", "FLASK-Hard", source, description="FLASK-Hard: 89 "
-                      "expert-level instructions of FLASK"),
-    ])  # fmt: skip
+    batch = Batch(
+        datasets=[
+            DatasetRecord(
+                "flask",
+                "FLASK",
+                source,
+                description="FLASK evaluation set "
+                "(Ye et al., ICLR 2024): 1,740 instructions, 3 skills each",
+            ),
+            DatasetRecord(
+                "flask-hard",
+                "FLASK-Hard",
+                source,
+                description="FLASK-Hard: 89 expert-level instructions of FLASK",
+            ),
+        ]
+    )
     responses: list[tuple] = []
     for i, path in enumerate(outputs, 3):
         texts = read_model_outputs(path, label(f"{OUTPUTS_DIR}/{path.name}"), full)
@@ -260,16 +301,29 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
     models = [model_name(p) for p in reviews]
     if len(set(models)) < len(models):
         twice = sorted({m for m in models if models.count(m) > 1})
-        raise InputError(label(REVIEWS_DIR), None, None, f"two review files for {twice[0]} "
-                         "(<model>.jsonl and <model>_review.jsonl); keep one")  # fmt: skip
+        raise InputError(
+            label(REVIEWS_DIR),
+            None,
+            None,
+            f"two review files for {twice[0]} (<model>.jsonl and <model>_review.jsonl); keep one",
+        )
     for i, path in enumerate(reviews, 3 + len(outputs)):
         j, s, r = read_review_file(path, label(f"{REVIEWS_DIR}/{path.name}"), full)
         judgments += j
         scores += s
         responses += r
-        batch.runs.append(RunRecord(j[0][0], REVIEW_JUDGE.judge, "flask", label(
-            f"{REVIEWS_DIR}/{path.name}"), len(j), sum(x[7] == "ok" for x in j),
-            sum(x[7] != "ok" for x in j), sum(x[10] or 0 for x in j)))  # fmt: skip
+        batch.runs.append(
+            RunRecord(
+                j[0][0],
+                REVIEW_JUDGE.judge,
+                "flask",
+                label(f"{REVIEWS_DIR}/{path.name}"),
+                len(j),
+                sum(x[7] == "ok" for x in j),
+                sum(x[7] != "ok" for x in j),
+                sum(x[10] or 0 for x in j),
+            )
+        )
         progress(i, total, f"GPT-4 reviews: {model_name(path)}")
     if reviews:
         batch.judges.append(REVIEW_JUDGE)
@@ -277,8 +331,9 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
     return batch
 
 
-def _assemble(batch: Batch, full: dict, hard: dict, responses: list, judgments: list,
-              scores: list) -> None:  # fmt: skip
+def _assemble(
+    batch: Batch, full: dict, hard: dict, responses: list, judgments: list, scores: list
+) -> None:
     by_text = {row[1]: iid for iid, row in full.items()}
     hard_match = {hid: by_text.get(row[1]) for hid, row in hard.items()}
     matched = {m for m in hard_match.values() if m}
@@ -289,7 +344,8 @@ def _assemble(batch: Batch, full: dict, hard: dict, responses: list, judgments: 
     )
     # Review files repeat the response (target_txt); the model-output file wins on conflict.
     resp = pd.DataFrame(responses, columns=RESPONSE_COLS).drop_duplicates(
-        ["dataset", "instance_id", "model"], keep="first")  # fmt: skip
+        ["dataset", "instance_id", "model"], keep="first"
+    )
     # FLASK-Hard reuses the full set's responses: same instruction, same answers.
     full_resp = resp[resp["dataset"] == "flask"]
     hard_rows = [(hid, fid) for hid, fid in hard_match.items() if fid]
@@ -312,5 +368,7 @@ def _assemble(batch: Batch, full: dict, hard: dict, responses: list, judgments: 
         "FLASK-Hard responses (shared with the full set)": len(hard_resp),
         "judge scores": len(batch.scores),
     }
-    report.notes.append(f"FLASK-Hard: {len(matched)} of {len(hard)} instructions found in the "
-                        "full set (flagged there for the FLASK-Hard filter)")  # fmt: skip
+    report.notes.append(
+        f"FLASK-Hard: {len(matched)} of {len(hard)} instructions found in the "
+        "full set (flagged there for the FLASK-Hard filter)"
+    )

@@ -22,23 +22,22 @@ from analysis.flask_files import (
     Progress,
     _noop,
     parse_folder,
-)  # fmt: skip
+)
 from analysis.store import Store
 
 DEFAULT_URL = "https://raw.githubusercontent.com/kaistAI/FLASK/main"
-MODELS = (
-    "alpaca_13b", "bard", "chatgpt", "claude_v1", "davinci_003", "gpt4", "llama2_chat_13b",
-    "llama2_chat_70b", "tulu_13b", "tulu_30b", "tulu_65b", "tulu_7b", "vicuna_13b",
-    "vicuna_33b", "wizardlm_13b",
-)  # fmt: skip
+MODELS = tuple(
+    "alpaca_13b bard chatgpt claude_v1 davinci_003 gpt4 llama2_chat_13b llama2_chat_70b "
+    "tulu_13b tulu_30b tulu_65b tulu_7b vicuna_13b vicuna_33b wizardlm_13b".split()
+)
 # The repository names its GPT-4 review files in two ways.
 REVIEW_FILES = tuple(
-    f"{m}_review.jsonl" for m in ("bard", "chatgpt", "claude_v1", "davinci_003", "gpt4",
-                                  "tulu_7b", "tulu_13b", "tulu_30b", "tulu_65b")
+    f"{m}_review.jsonl"
+    for m in "bard chatgpt claude_v1 davinci_003 gpt4 tulu_7b tulu_13b tulu_30b tulu_65b".split()
 ) + tuple(
-    f"{m}.jsonl" for m in ("alpaca_13b", "llama2_chat_13b", "llama2_chat_70b", "vicuna_13b",
-                           "vicuna_33b", "wizardlm_13b")
-)  # fmt: skip
+    f"{m}.jsonl"
+    for m in "alpaca_13b llama2_chat_13b llama2_chat_70b vicuna_13b vicuna_33b wizardlm_13b".split()
+)
 TIMEOUT_S = 60
 
 
@@ -63,15 +62,21 @@ def download(url: str, dest: Path, *, optional: bool = False) -> bool:
             "the repository's raw files (e.g. " + DEFAULT_URL + ")."
         ) from e
     except http.client.IncompleteRead as e:
-        raise FetchError(f"{url}: the download was cut off after {len(e.partial):,} bytes; "
-                         "nothing was imported. Try again.") from e  # fmt: skip
+        raise FetchError(
+            f"{url}: the download was cut off after {len(e.partial):,} bytes; "
+            "nothing was imported. Try again."
+        ) from e
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", e)
-        raise FetchError(f"{url}: cannot download ({reason}). Check the address and your "
-                         "network, or import from a local folder instead.") from e  # fmt: skip
+        raise FetchError(
+            f"{url}: cannot download ({reason}). Check the address and your "
+            "network, or import from a local folder instead."
+        ) from e
     if expected is not None and len(data) != int(expected):
-        raise FetchError(f"{url}: received {len(data):,} of {int(expected):,} bytes (truncated); "
-                         "nothing was imported. Try again.")  # fmt: skip
+        raise FetchError(
+            f"{url}: received {len(data):,} of {int(expected):,} bytes (truncated); "
+            "nothing was imported. Try again."
+        )
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(data)
     return True
@@ -89,8 +94,9 @@ def fetch_repository(base_url: str, dest: Path, progress: Progress = _noop) -> N
     progress(total, total, "downloaded")
 
 
-def import_flask(store: Store, source: str = DEFAULT_URL,
-                 progress: Progress = _noop) -> ImportReport:  # fmt: skip
+def import_flask(
+    store: Store, source: str = DEFAULT_URL, progress: Progress = _noop
+) -> ImportReport:
     """Import FLASK from a folder or base URL into ``store``: all or nothing, idempotent."""
     if not is_url(source):
         batch = parse_folder(Path(source), source, progress)
@@ -98,8 +104,9 @@ def import_flask(store: Store, source: str = DEFAULT_URL,
     tmp = Path(tempfile.mkdtemp(prefix="finegrain-flask-"))
     try:
         fetch_repository(source, tmp, lambda d, t, label: progress(d, 2 * t, label))
-        batch = parse_folder(tmp, source.rstrip("/"),
-                             lambda d, t, label: progress(t + d, 2 * t, label))  # fmt: skip
+        batch = parse_folder(
+            tmp, source.rstrip("/"), lambda d, t, label: progress(t + d, 2 * t, label)
+        )
         return write_batch(store, batch, source)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -21,10 +21,11 @@ def read_text(path: Path, name: str | None = None) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise InputError(
-            name, line, None,
-            f"byte 0x{data[e.start]:02x} at offset {e.start} is not UTF-8; save the file as "
-            "UTF-8",
-        ) from e  # fmt: skip
+            name,
+            line,
+            None,
+            f"byte 0x{data[e.start]:02x} at offset {e.start} is not UTF-8; save the file as UTF-8",
+        ) from e
     return text[1:] if text.startswith(BOM) else text
 
 
@@ -42,9 +43,12 @@ def iter_jsonl(path: Path, name: str | None = None) -> Iterator[tuple[int, dict]
         except json.JSONDecodeError as e:
             what = "a BOM in the middle of the file" if line.startswith(BOM) else e.msg
             raise InputError(
-                name, no, None, f"not valid JSON ({what} at column {e.colno}); "
+                name,
+                no,
+                None,
+                f"not valid JSON ({what} at column {e.colno}); "
                 "each line must be one complete JSON object",
-            ) from e  # fmt: skip
+            ) from e
         if not isinstance(obj, dict):
             raise InputError(name, no, None, f"expected a JSON object, got {type(obj).__name__}")
         seen = True

@@ -110,8 +110,11 @@ def difficulty_label(level: int) -> str:
     return f"{level} · {DIFFICULTY_LEVELS.get(level, '?')}"
 
 
-def simulated_info(store: Store, dataset: str) -> tuple[bool, int | None]:
-    """(simulated?, seed) of a dataset, for the banner every page shows on simulated data."""
-    with store.read() as con:
-        row = con.execute(queries.DATASET_FLAGS, [dataset]).fetchone()
-    return (bool(row[0]), row[1]) if row else (False, None)
+def simulated_info(sets: pd.DataFrame, dataset: str) -> tuple[bool, int | None]:
+    """(simulated?, seed) of a dataset, read off ``datasets()`` (no second query): for the
+    banner every page shows on simulated data."""
+    row = sets[sets["dataset"] == dataset]
+    if row.empty:
+        return False, None
+    seed = row["seed"].iloc[0]
+    return bool(row["simulated"].iloc[0]), None if pd.isna(seed) else int(seed)

@@ -216,7 +216,6 @@ GROUP BY ALL
 """
 
 COUNT_DATASETS = "SELECT count(*) FROM datasets"
-DATASET_FLAGS = "SELECT simulated, seed FROM datasets WHERE dataset = ?"
 SKILL_SCALES = "SELECT skill, scale_min, scale_max FROM skills"
 DATASET_IDS = "SELECT dataset FROM datasets"
 JUDGE_KINDS = "SELECT judge, kind FROM judges"

@@ -95,9 +95,14 @@ def import_scores(
     """Parse a score file and write it into ``store``: all or nothing, idempotent."""
     facts = read_store_facts(store)
     batch = parse_score_file(
-        Path(path), judge=judge, kind=kind, dataset=dataset, scale=scale, lenient=lenient,
+        Path(path),
+        judge=judge,
+        kind=kind,
+        dataset=dataset,
+        scale=scale,
+        lenient=lenient,
         facts=facts,
-    )  # fmt: skip
+    )
     if batch.scores.empty:
         batch.report.notes.append("nothing was imported: every row was skipped")
         return batch.report
@@ -164,9 +169,10 @@ def _check_columns(table: Table, judge: str | None) -> None:
             if len(table.columns) == 1 and any(sep in have for sep in ";\t|"):
                 hint += "; the file seems to use another separator: save it comma-separated"
             raise table.error(
-                table.header_line, col,
+                table.header_line,
+                col,
                 f"missing required column '{col}'{hint}; the columns are: {have}",
-            )  # fmt: skip
+            )
 
 
 def _convert(table: Table, rows: RowChecks, judge: str | None, dataset: str) -> pd.DataFrame:
@@ -201,28 +207,37 @@ def _resolve_kinds(
     pairs = df[["judge", "kind"]].dropna().drop_duplicates()
     lower = {k: k.lower() for k in pairs["kind"]}
     given = pd.Series(conv.lookup(df["kind"], lower), dtype=object)
-    rows.add(given.notna() & ~given.isin(KINDS), "kind",
-             lambda p: f"invalid kind {df['kind'].iat[p]!r}; expected human or llm")  # fmt: skip
+    rows.add(
+        given.notna() & ~given.isin(KINDS),
+        "kind",
+        lambda p: f"invalid kind {df['kind'].iat[p]!r}; expected human or llm",
+    )
     explicit: dict[str, str] = {}
     for j, k in pairs.itertuples(index=False, name=None):
         if lower[k] in KINDS:
             explicit.setdefault(j, lower[k])
-    resolved = {j: explicit.get(j) or default or facts.judges.get(j) or "llm"
-                for j in judge.unique()}  # fmt: skip
+    resolved = {
+        j: explicit.get(j) or default or facts.judges.get(j) or "llm" for j in judge.unique()
+    }
     df["kind"] = given.where(given.isin(KINDS), pd.Series(conv.lookup(judge, resolved)))
     stored = pd.Series(conv.lookup(judge, facts.judges), dtype=object)
-    rows.add(stored.notna() & (stored != df["kind"]), "kind",
-             lambda p: f"judge '{judge.iat[p]}' is already in the store as {stored.iat[p]}; "
-             f"this row makes it {df['kind'].iat[p]}")  # fmt: skip
-    rows.conflicts(df, ["judge"], "kind", "kind", lambda p: f"the kind of judge '{judge.iat[p]}'",
-                   repr)  # fmt: skip
+    rows.add(
+        stored.notna() & (stored != df["kind"]),
+        "kind",
+        lambda p: (
+            f"judge '{judge.iat[p]}' is already in the store as {stored.iat[p]}; "
+            f"this row makes it {df['kind'].iat[p]}"
+        ),
+    )
+    rows.conflicts(
+        df, ["judge"], "kind", "kind", lambda p: f"the kind of judge '{judge.iat[p]}'", repr
+    )
     return df
 
 
 def _resolve_scales(
-    df: pd.DataFrame, rows: RowChecks, arg: tuple | None, facts: StoreFacts,
-    report: ImportReport,
-) -> tuple[pd.DataFrame, list[Criterion]]:  # fmt: skip
+    df: pd.DataFrame, rows: RowChecks, arg: tuple | None, facts: StoreFacts, report: ImportReport
+) -> tuple[pd.DataFrame, list[Criterion]]:
     """Canonical skill ids, each criterion's scale, and every score inside its scale."""
     canonical = {u: normalise_skill(u) or u for u in df["skill"].unique()}
     df["skill"] = pd.Series(conv.lookup(df["skill"], canonical), dtype=object)
@@ -235,16 +250,29 @@ def _resolve_scales(
         if problem := scale_problem(a, b):
             rows.add(both & (lo == a) & (hi == b), "scale_min", problem)
     flask = df["skill"].isin(SKILLS).to_numpy()
-    rows.add(both & flask & ((lo != 1) | (hi != 5)), "scale_min",
-             lambda p: f"'{df['skill'].iat[p]}' is a FLASK skill, scored 1-5; this row declares "
-             f"{lo[p]:g}-{hi[p]:g}. Use another name for a custom criterion")  # fmt: skip
+    rows.add(
+        both & flask & ((lo != 1) | (hi != 5)),
+        "scale_min",
+        lambda p: (
+            f"'{df['skill'].iat[p]}' is a FLASK skill, scored 1-5; this row declares "
+            f"{lo[p]:g}-{hi[p]:g}. Use another name for a custom criterion"
+        ),
+    )
     df = rows.flush(df)
     declared = df["scale_min"].notna().to_numpy()
     df["_scale"] = pd.Series(None, index=df.index, dtype=object)
-    df.loc[declared, "_scale"] = [f"{a:g}-{b:g}" for a, b in zip(
-        df["scale_min"][declared], df["scale_max"][declared], strict=True)]  # fmt: skip
-    rows.conflicts(df, ["skill"], "_scale", "scale_min",
-                   lambda p: f"the scale of criterion '{df['skill'].iat[p]}'", str)  # fmt: skip
+    df.loc[declared, "_scale"] = [
+        f"{a:g}-{b:g}"
+        for a, b in zip(df["scale_min"][declared], df["scale_max"][declared], strict=True)
+    ]
+    rows.conflicts(
+        df,
+        ["skill"],
+        "_scale",
+        "scale_min",
+        lambda p: f"the scale of criterion '{df['skill'].iat[p]}'",
+        str,
+    )
     df = rows.flush(df)
     scales, criteria = _criteria(df, rows, arg, facts, report)
     lo = conv.lookup(df["skill"], {k: s[0] for k, s in scales.items()}, np.nan).astype(float)
@@ -252,18 +280,22 @@ def _resolve_scales(
     v = df["score"].to_numpy(float)
     flask = df["skill"].isin(SKILLS).to_numpy()
     hint = " (FLASK's skills are scored 1-5; --scale is for custom criteria)" if arg else ""
-    rows.add(~np.isnan(lo) & ~np.isnan(v) & ~((v >= lo) & (v <= hi)), "score",
-             lambda p: f"score {v[p]:g} is outside the scale {lo[p]:g}-{hi[p]:g} of "
-             f"'{df['skill'].iat[p]}'{hint if flask[p] else ''}")  # fmt: skip
+    rows.add(
+        ~np.isnan(lo) & ~np.isnan(v) & ~((v >= lo) & (v <= hi)),
+        "score",
+        lambda p: (
+            f"score {v[p]:g} is outside the scale {lo[p]:g}-{hi[p]:g} of "
+            f"'{df['skill'].iat[p]}'{hint if flask[p] else ''}"
+        ),
+    )
     df = rows.flush(df)
     left = set(df["skill"])
     return df, [c for c in criteria if c.skill in left]
 
 
 def _criteria(
-    df: pd.DataFrame, rows: RowChecks, arg: tuple | None, facts: StoreFacts,
-    report: ImportReport,
-) -> tuple[dict[str, tuple[float, float]], list[Criterion]]:  # fmt: skip
+    df: pd.DataFrame, rows: RowChecks, arg: tuple | None, facts: StoreFacts, report: ImportReport
+) -> tuple[dict[str, tuple[float, float]], list[Criterion]]:
     """Each skill's scale: FLASK's are 1-5; a custom one's comes from the scale columns, else
     ``scale=``, else the store. New custom criteria are returned for the batch."""
     declared = df.dropna(subset=["_scale"]).drop_duplicates("skill").set_index("skill")
@@ -282,26 +314,42 @@ def _criteria(
             s, origin = (arg, "--scale") if arg is not None else (stored, "the store")
         else:
             hint = suggest_skill(name, tuple(facts.scales))
-            rows.add(of_skill, "skill", f"unknown skill '{name}'{hint}: not one of FLASK's "
-                     f"12 skills, so it is a custom criterion, which needs a scale: "
-                     f"{SCALE_HINT}")  # fmt: skip
+            rows.add(
+                of_skill,
+                "skill",
+                f"unknown skill '{name}'{hint}: not one of FLASK's "
+                f"12 skills, so it is a custom criterion, which needs a scale: "
+                f"{SCALE_HINT}",
+            )
             continue
         if stored is not None and tuple(stored) != tuple(s):
-            rows.add(of_skill, "skill", f"criterion '{name}' already exists with scale "
-                     f"{stored[0]:g}-{stored[1]:g}; this file gives {s[0]:g}-{s[1]:g}. Use the "
-                     "existing scale or another criterion name")  # fmt: skip
+            rows.add(
+                of_skill,
+                "skill",
+                f"criterion '{name}' already exists with scale "
+                f"{stored[0]:g}-{stored[1]:g}; this file gives {s[0]:g}-{s[1]:g}. Use the "
+                "existing scale or another criterion name",
+            )
             continue
         scales[name] = (float(s[0]), float(s[1]))
         if stored is None:
-            criteria.append(Criterion(
-                skill=name, label=name, ability=None, order=100 + len(criteria),  # type: ignore[arg-type]
-                definition="A custom criterion imported from a score file.",
-                scale_min=scales[name][0], scale_max=scales[name][1], custom=True,
-            ))  # fmt: skip
+            criteria.append(
+                Criterion(
+                    skill=name,
+                    label=name,
+                    ability=None,
+                    order=100 + len(criteria),  # type: ignore[arg-type]
+                    definition="A custom criterion imported from a score file.",
+                    scale_min=scales[name][0],
+                    scale_max=scales[name][1],
+                    custom=True,
+                )
+            )
             like = suggest_skill(name)
             check = f"; check the spelling{like}" if like else ""
-            report.notes.append(f"new custom criterion '{name}', scale {s[0]:g}-{s[1]:g} (from "
-                                f"{origin}){check}")  # fmt: skip
+            report.notes.append(
+                f"new custom criterion '{name}', scale {s[0]:g}-{s[1]:g} (from {origin}){check}"
+            )
     return scales, criteria
 
 
@@ -318,18 +366,37 @@ def _check_consistency(df: pd.DataFrame, rows: RowChecks) -> pd.DataFrame:
     inst = ["dataset", "instance_id"]
     iid, model = df["instance_id"], df["model"]
     for col, name in [(c, c) for c in ("instruction", "reference", "source_task", "difficulty")]:
-        rows.conflicts(df, inst, col, name, lambda p, n=name: f"the {n} of instance "
-                       f"'{iid.iat[p]}'", conv.show)  # fmt: skip
-    rows.conflicts(df, inst, "domain", "domain",
-                   lambda p: f"the domain of instance '{iid.iat[p]}'", _domain_text)  # fmt: skip
-    rows.conflicts(df, [*inst, "model"], "response", "response",
-                   lambda p: f"the response of model '{model.iat[p]}' to instance "
-                   f"'{iid.iat[p]}'", conv.show)  # fmt: skip
+        rows.conflicts(
+            df, inst, col, name, lambda p, n=name: f"the {n} of instance '{iid.iat[p]}'", conv.show
+        )
+    rows.conflicts(
+        df,
+        inst,
+        "domain",
+        "domain",
+        lambda p: f"the domain of instance '{iid.iat[p]}'",
+        _domain_text,
+    )
+    rows.conflicts(
+        df,
+        [*inst, "model"],
+        "response",
+        "response",
+        lambda p: f"the response of model '{model.iat[p]}' to instance '{iid.iat[p]}'",
+        conv.show,
+    )
     df["_score"] = df["score"].fillna(-np.inf)
-    rows.conflicts(df, KEYS, "_score", "score",
-                   lambda p: f"the score of instance '{iid.iat[p]}', model '{model.iat[p]}', "
-                   f"judge '{df['judge'].iat[p]}', skill '{df['skill'].iat[p]}'",
-                   _score_text)  # fmt: skip
+    rows.conflicts(
+        df,
+        KEYS,
+        "_score",
+        "score",
+        lambda p: (
+            f"the score of instance '{iid.iat[p]}', model '{model.iat[p]}', "
+            f"judge '{df['judge'].iat[p]}', skill '{df['skill'].iat[p]}'"
+        ),
+        _score_text,
+    )
     return df
 
 
@@ -342,9 +409,12 @@ def _first(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
 
 
 def _assemble(
-    df: pd.DataFrame, table: Table, criteria: list[Criterion], facts: StoreFacts,
+    df: pd.DataFrame,
+    table: Table,
+    criteria: list[Criterion],
+    facts: StoreFacts,
     report: ImportReport,
-) -> Batch:  # fmt: skip
+) -> Batch:
     n = len(df)
     df = df.drop_duplicates(KEYS).reset_index(drop=True)
     if len(df) < n:
@@ -356,8 +426,14 @@ def _assemble(
     ]
     df = df.merge(pairs, on=["judge", "dataset"], how="left")
     judgments = _first(df, ["run_id", "dataset", "instance_id", "model", "judge"], ["rationale"])
-    judgments = judgments.assign(raw_output=None, parse_status="ok", error=None, latency_ms=None,
-                                 prompt_tokens=None, completion_tokens=None)  # fmt: skip
+    judgments = judgments.assign(
+        raw_output=None,
+        parse_status="ok",
+        error=None,
+        latency_ms=None,
+        prompt_tokens=None,
+        completion_tokens=None,
+    )
     inst_keys = ["dataset", "instance_id"]
     inst = _first(df, inst_keys, ["instruction", "reference", "source_task", "difficulty"])
     idx = pd.MultiIndex.from_frame(inst[inst_keys])
@@ -383,16 +459,28 @@ def _assemble(
         "datasets": pairs["dataset"].nunique(),
     }
     return Batch(
-        datasets=[DatasetRecord(d, d, table.name, description=f"Imported from {table.name}")
-                  for d in pairs["dataset"].unique() if d not in facts.datasets],
+        datasets=[
+            DatasetRecord(d, d, table.name, description=f"Imported from {table.name}")
+            for d in pairs["dataset"].unique()
+            if d not in facts.datasets
+        ],
         criteria=criteria,
         instances=inst[INSTANCE_COLS],
         responses=resp,
         judges=[JudgeRecord(j, k) for j, k in kinds.items() if j not in facts.judges],
-        runs=[RunRecord(r.run_id, r.judge, r.dataset, table.name, int(per_run[r.run_id]),
-                        int(per_run[r.run_id])) for r in pairs.itertuples()],
+        runs=[
+            RunRecord(
+                r.run_id,
+                r.judge,
+                r.dataset,
+                table.name,
+                int(per_run[r.run_id]),
+                int(per_run[r.run_id]),
+            )
+            for r in pairs.itertuples()
+        ],
         judgments=judgments[JUDGMENT_COLS],
         scores=df[SCORE_COLS],
         mode="merge",
         report=report,
-    )  # fmt: skip
+    )

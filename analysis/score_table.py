@@ -124,10 +124,12 @@ def _fast_csv(path: Path, name: str, digest: str, text: str) -> Table | None:
             pa.py_buffer(data),
             read_options=pa_csv.ReadOptions(column_names=names, skip_rows=1),
             convert_options=pa_csv.ConvertOptions(
-                column_types=dict.fromkeys(names, pa.string()), null_values=[],
-                strings_can_be_null=False, quoted_strings_can_be_null=False,
+                column_types=dict.fromkeys(names, pa.string()),
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
             ),
-        )  # fmt: skip
+        )
     except pa.ArrowException:
         return None
     lines = _filled_lines(data)

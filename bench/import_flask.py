@@ -11,13 +11,13 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.flask_source import import_flask  # noqa: E402
 from analysis.store import Store  # noqa: E402
+from bench.timing import timed  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "flask"
 
@@ -37,12 +37,6 @@ def plain_json(files: list[Path]) -> int:
                 json.loads(line)
                 n += 1
     return n
-
-
-def timed(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
 
 
 def main() -> None:

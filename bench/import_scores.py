@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.score_files import import_scores, parse_score_file  # noqa: E402
 from analysis.store import Store  # noqa: E402
+from bench.timing import timed  # noqa: E402
 
 SKILLS = ["correctness", "robustness", "factuality", "readability", "comprehension"]
 
@@ -60,12 +60,6 @@ def plain_read(path: Path) -> None:
         pd.read_json(path, lines=True, dtype=False)
     else:
         pd.read_parquet(path)
-
-
-def timed(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
 
 
 def main() -> None:

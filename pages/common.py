@@ -68,5 +68,8 @@ def simulated_banner(seed: int | None) -> None:
 
 
 def no_data(message: str = "No scores match the current filters.") -> None:
-    st.info(f"{message} Widen the filters in the sidebar (models, domains, difficulty, "
-            "source task, FLASK-Hard only).", icon=":material/filter_alt_off:")  # fmt: skip
+    st.info(
+        f"{message} Widen the filters in the sidebar (models, domains, difficulty, "
+        "source task, FLASK-Hard only).",
+        icon=":material/filter_alt_off:",
+    )

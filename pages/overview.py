@@ -18,7 +18,7 @@ st.caption(
 )
 
 sets = cached(overview.datasets)()
-simulated, _ = cached(overview.simulated_info)(f.dataset)
+simulated, _ = overview.simulated_info(sets, f.dataset)
 
 
 def _load_flask(source: str) -> None:
@@ -33,8 +33,7 @@ def _load_flask(source: str) -> None:
         bar.empty()
         show_error(e)
         return
-    bar.progress(1.0, text="Done")
-    st.cache_data.clear()
+    bar.progress(1.0, text="Done")  # cached results are keyed by the file's mtime: no clear
     # The sidebar's dataset widget already exists in this run: app.py applies this next run.
     st.session_state["next_dataset"] = "flask"
     st.success("FLASK imported.\n\n" + "\n".join(f"- {plain(line)}" for line in report.lines()))
@@ -43,10 +42,13 @@ def _load_flask(source: str) -> None:
 
 if simulated or "flask" not in set(sets["dataset"]):
     with st.container(border=True):
-        st.markdown("**Load the real FLASK benchmark** (1,740 instructions, 15 models' "
-                    "responses; GPT-4 reviews when the source has them).")  # fmt: skip
-        source = st.text_input("Source: base URL or local folder", value=DEFAULT_URL,
-                               key="flask_source")  # fmt: skip
+        st.markdown(
+            "**Load the real FLASK benchmark** (1,740 instructions, 15 models' "
+            "responses; GPT-4 reviews when the source has them)."
+        )
+        source = st.text_input(
+            "Source: base URL or local folder", value=DEFAULT_URL, key="flask_source"
+        )
         st.caption("From a terminal: `python -m analysis import-flask [SOURCE]`")
         if st.button("Load FLASK", type="primary", icon=":material/download:"):
             _load_flask(source)

@@ -15,13 +15,7 @@ import pandas as pd
 import pytest
 
 from analysis.batch import Batch, DatasetRecord, write_batch
-from analysis.demo import (
-    DEMO_DATASET,
-    JUDGE,
-    MODELS,
-    build_and_write_demo,
-    build_demo,
-)  # fmt: skip
+from analysis.demo import DEMO_DATASET, JUDGE, MODELS, build_and_write_demo, build_demo  # fmt: skip
 from analysis.published import published_agreement, published_means, published_skill_scores
 from analysis.store import REPO_ROOT, Store
 
@@ -175,8 +169,7 @@ def test_humans_agree_like_the_papers_annotators(latest: pd.DataFrame) -> None:
 def test_dataset_row_is_simulated_with_its_seed(store: Store) -> None:
     with store.read() as con:
         row = con.execute(
-            "SELECT title, source, simulated, seed FROM datasets WHERE dataset = ?",
-            [DEMO_DATASET],
+            "SELECT title, source, simulated, seed FROM datasets WHERE dataset = ?", [DEMO_DATASET]
         ).fetchone()
         judges = dict(con.execute("SELECT judge, kind || '/' || backend FROM judges").fetchall())
     assert row == ("Simulated demo", f"simulated (seed {SEED})", True, SEED)
