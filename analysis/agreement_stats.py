@@ -1,0 +1,211 @@
+"""Agreement statistics between two scorers, and among many raters, as pure numpy functions.
+
+Scores are ordinal with few distinct values (1–5, or means of a few annotators), so every
+statistic here is a function of the contingency table of (A value, B value) pairs. That is what
+makes 1,000 instance-level bootstrap resamples cheap: a resample's table is the weighted sum of
+per-instance tables (one matrix product), and every statistic is computed for all resamples at
+once from their tables. Data with more than ``MAX_LEVELS`` distinct values (truly continuous
+scores) goes through ``pair_stats_raw``, which works on the pairs themselves.
+
+Formulas (checked against scipy, scikit-learn and krippendorff in tests/test_agreement_stats.py):
+- Spearman ρ = Pearson r of midranks; Kendall τ-b = (C − D) / √((n0 − n1)(n0 − n2)).
+- Quadratic-weighted κ with the scale's integer categories equals 1 − MSE / (σa² + σb² + (μa −
+  μb)²) (population moments), so it extends to real-valued scores unchanged (Lin's CCC).
+- Krippendorff's α = 1 − (n − 1) Σ o_ck δ_ck / Σ n_c n_k δ_ck over the coincidence matrix o;
+  ordinal α is interval α on the midranks of the pooled pairable values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import kendalltau, rankdata
+
+# Statistic ids in display order, with their labels.
+CORRELATIONS = ("spearman", "kendall", "pearson")
+STATISTICS = (*CORRELATIONS, "mae", "exact", "within1", "qwk", "alpha_ordinal", "alpha_interval")
+LABELS = {
+    "spearman": "Spearman ρ",
+    "kendall": "Kendall τ-b",
+    "pearson": "Pearson r",
+    "mae": "MAE",
+    "exact": "Exact agreement",
+    "within1": "Within ±1",
+    "qwk": "Quadratic-weighted κ",
+    "alpha_ordinal": "Krippendorff α (ordinal)",
+    "alpha_interval": "Krippendorff α (interval)",
+}
+MAX_LEVELS = 100  # distinct values above which the table method gives way to the raw one
+_TOL = 1e-9  # value equality for exact / within-1 agreement on real-valued scores
+
+
+def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.asarray(num, dtype=np.float64) / den
+    return np.where(np.isfinite(out), out, np.nan)
+
+
+def _weighted_pearson(t: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of a weighted table ``t`` (..., K, K) with row values x and column values y,
+    each (K,) or (..., K). Central moments, to keep 1e-12 accuracy."""
+    n = t.sum(axis=(-2, -1))
+    rows, cols = t.sum(axis=-1), t.sum(axis=-2)
+    mx = _div((rows * x).sum(-1), n)
+    my = _div((cols * y).sum(-1), n)
+    dx = x - mx[..., None]
+    dy = y - my[..., None]
+    vx = (rows * dx**2).sum(-1)
+    vy = (cols * dy**2).sum(-1)
+    cov = np.einsum("...ij,...i,...j->...", t, dx, dy)
+    return _div(cov, np.sqrt(vx * vy))
+
+
+def midranks(counts: np.ndarray) -> np.ndarray:
+    """Average rank (1-based) of each value given its frequency, along the last axis."""
+    before = np.cumsum(counts, axis=-1) - counts
+    return before + (counts + 1) / 2
+
+
+def _kendall_table(t: np.ndarray) -> np.ndarray:
+    n = t.sum(axis=(-2, -1))
+    rows, cols = t.sum(axis=-1), t.sum(axis=-2)
+    # below_right[i, j] = Σ t[i' > i, j' > j];  below_left[i, j] = Σ t[i' > i, j' < j]
+    suffix = np.flip(np.cumsum(np.cumsum(np.flip(t, (-2, -1)), -2), -1), (-2, -1))
+    below_right = np.zeros_like(t)
+    below_right[..., :-1, :-1] = suffix[..., 1:, 1:]
+    col_suffix = np.flip(np.cumsum(np.flip(t, -2), -2), -2)  # Σ t[i' >= i, j]
+    below = np.zeros_like(t)
+    below[..., :-1, :] = col_suffix[..., 1:, :]
+    below_left = np.cumsum(below, -1) - below
+    c = (t * below_right).sum(axis=(-2, -1))
+    d = (t * below_left).sum(axis=(-2, -1))
+    n0 = n * (n - 1) / 2
+    n1 = (rows * (rows - 1) / 2).sum(-1)
+    n2 = (cols * (cols - 1) / 2).sum(-1)
+    return _div(c - d, np.sqrt((n0 - n1) * (n0 - n2)))
+
+
+def alpha_from_coincidence(o: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Krippendorff's α (ordinal and interval) from coincidence matrices o (..., K, K)."""
+    nc = o.sum(axis=-1)
+    n = nc.sum(-1)
+    out = {}
+    for name, x in (("alpha_ordinal", midranks(nc)), ("alpha_interval", values)):
+        x = np.broadcast_to(x, nc.shape)
+        mean = _div((nc * x).sum(-1), n)
+        spread = 2 * n * (nc * (x - mean[..., None]) ** 2).sum(-1)  # Σ_c Σ_k n_c n_k δ_ck
+        observed = np.einsum("...ij,...ij->...", o, (x[..., :, None] - x[..., None, :]) ** 2)
+        out[name] = 1 - _div((n - 1) * observed, spread)
+    return out
+
+
+def pair_stats_table(t: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Every statistic for contingency tables t (..., K, K) of (A, B) over sorted ``values``."""
+    t = np.asarray(t, dtype=np.float64)
+    n = t.sum(axis=(-2, -1))
+    rows, cols = t.sum(axis=-1), t.sum(axis=-2)
+    diff = values[:, None] - values[None, :]
+    ma, mb = _div((rows * values).sum(-1), n), _div((cols * values).sum(-1), n)
+    va = _div((rows * (values - ma[..., None]) ** 2).sum(-1), n)
+    vb = _div((cols * (values - mb[..., None]) ** 2).sum(-1), n)
+    mse = _div((t * diff**2).sum(axis=(-2, -1)), n)
+    out = {
+        "spearman": _weighted_pearson(t, midranks(rows), midranks(cols)),
+        "kendall": _kendall_table(t),
+        "pearson": _weighted_pearson(t, values, values),
+        "mae": _div((t * np.abs(diff)).sum(axis=(-2, -1)), n),
+        "exact": _div((t * (np.abs(diff) <= _TOL)).sum(axis=(-2, -1)), n),
+        "within1": _div((t * (np.abs(diff) <= 1 + _TOL)).sum(axis=(-2, -1)), n),
+        "qwk": 1 - _div(mse, va + vb + (ma - mb) ** 2),
+    }
+    out.update(alpha_from_coincidence(t + np.swapaxes(t, -1, -2), values))
+    return out
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    dx, dy = x - x.mean(), y - y.mean()
+    return float(_div((dx * dy).sum(), np.sqrt((dx**2).sum() * (dy**2).sum())))
+
+
+def _alpha_interval_units(units: np.ndarray, x: np.ndarray) -> float:
+    """Interval α of pairable values x grouped by unit id (every unit has ≥ 2 values)."""
+    _, inv, m = np.unique(units, return_inverse=True, return_counts=True)
+    s1 = np.bincount(inv, x)
+    s2 = np.bincount(inv, x * x)
+    observed = ((2 * m * s2 - 2 * s1 * s1) / (m - 1)).sum()  # Σ_u Σ_{i≠j} (x_i−x_j)²/(m_u−1)
+    n = len(x)
+    spread = 2 * n * ((x - x.mean()) ** 2).sum()
+    return float(1 - _div((n - 1) * observed, spread))
+
+
+def alpha_raw(units: np.ndarray, values: np.ndarray) -> dict[str, float]:
+    """Krippendorff's α for any number of raters with missing ratings, from (unit, value) rows
+    of the ratings present. Units with a single rating are not pairable and are dropped."""
+    units, values = np.asarray(units), np.asarray(values, dtype=np.float64)
+    _, inv, m = np.unique(units, return_inverse=True, return_counts=True)
+    keep = m[inv] >= 2
+    u, x = inv[keep], values[keep]
+    if len(x) < 2:
+        return {"alpha_ordinal": np.nan, "alpha_interval": np.nan}
+    return {
+        "alpha_ordinal": _alpha_interval_units(u, rankdata(x)),
+        "alpha_interval": _alpha_interval_units(u, x),
+    }
+
+
+def pair_stats_raw(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """Every statistic from the aligned pairs themselves (any number of distinct values)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    n = len(a)
+    if n < 2:
+        return dict.fromkeys(STATISTICS, np.nan) | (
+            {"mae": abs(a - b).mean(), "exact": float(abs(a - b).mean() <= _TOL)} if n else {}
+        )
+    diff = np.abs(a - b)
+    ma, mb = a.mean(), b.mean()
+    denom = a.var() + b.var() + (ma - mb) ** 2
+    units = np.repeat(np.arange(n), 2)
+    pooled = np.column_stack([a, b]).ravel()
+    with np.errstate(invalid="ignore"):
+        tau = kendalltau(a, b).statistic if np.ptp(a) and np.ptp(b) else np.nan
+    return {
+        "spearman": _pearson(rankdata(a), rankdata(b)),
+        "kendall": float(tau),
+        "pearson": _pearson(a, b),
+        "mae": float(diff.mean()),
+        "exact": float((diff <= _TOL).mean()),
+        "within1": float((diff <= 1 + _TOL).mean()),
+        "qwk": float(1 - _div(((a - b) ** 2).mean(), denom)),
+        **alpha_raw(units, pooled),
+    }
+
+
+def corr_rows(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    """Spearman, Kendall τ-b and Pearson for each row of x and y (R, M); NaN marks a missing
+    cell (the same cells in both). Rows with < 2 cells or a constant side give NaN."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    m = ok.sum(-1)
+
+    def pearson(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        mu = _div(np.where(ok, u, 0).sum(-1), m)[:, None]
+        mv = _div(np.where(ok, v, 0).sum(-1), m)[:, None]
+        du, dv = np.where(ok, u - mu, 0), np.where(ok, v - mv, 0)
+        return _div((du * dv).sum(-1), np.sqrt((du**2).sum(-1) * (dv**2).sum(-1)))
+
+    def ranks(u: np.ndarray) -> np.ndarray:
+        # Missing cells rank last (+inf), so the present ones get ranks 1..m in each row.
+        return rankdata(np.where(ok, u, np.inf), axis=-1)
+
+    sx = np.sign(x[:, :, None] - x[:, None, :])
+    sy = np.sign(y[:, :, None] - y[:, None, :])
+    both = ok[:, :, None] & ok[:, None, :]
+    upper = np.triu(np.ones(x.shape[1:] * 2, dtype=bool), 1) & both
+    s = np.where(upper, sx * sy, 0).sum((-2, -1))
+    n0 = m * (m - 1) / 2
+    n1 = (upper & (sx == 0)).sum((-2, -1))
+    n2 = (upper & (sy == 0)).sum((-2, -1))
+    return {
+        "spearman": pearson(ranks(x), ranks(y)),
+        "kendall": _div(s, np.sqrt((n0 - n1) * (n0 - n2))),
+        "pearson": pearson(x, y),
+    }
