@@ -221,3 +221,16 @@ DATASET_IDS = "SELECT dataset FROM datasets"
 JUDGE_KINDS = "SELECT judge, kind FROM judges"
 SCHEMA_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 SET_SCHEMA_VERSION = "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)"
+
+# Scores of the chosen scorers in the filtered slice, for agreement statistics (one row per
+# instance × model × skill × scorer; NULL score = N/A). The skill list is empty for "all".
+AGREEMENT_SCORES = """
+SELECT s.instance_id, s.model, s.skill, s.judge, s.score, i.difficulty, i.domains,
+       COALESCE(k.scale_min, 1) AS scale_min, COALESCE(k.scale_max, 5) AS scale_max
+FROM latest_scores s
+JOIN instances i USING (dataset, instance_id)
+LEFT JOIN skills k ON k.skill = s.skill
+WHERE {where}
+  AND list_contains(?::VARCHAR[], s.judge)
+  AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], s.skill))
+"""

@@ -1,0 +1,342 @@
+"""Human vs judge agreement: the data behind the page and ``python -m analysis agreement``.
+
+A scorer is a judge's name or a group ``kind:human`` / ``kind:llm`` (the mean of that kind's
+scorers per item). An item is one (instance, model, skill); A and B are aligned on the items both
+scored with a number (N/A on either side is counted, not paired). Correlations are computed at
+the level the user picks (pooled items, within instances, or over model means); MAE, exact and
+±1 agreement, quadratic-weighted κ and Krippendorff's α are always over the aligned items.
+Slices (by domain, difficulty or model) use the pooled level. Every CI resamples instances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+
+from analysis import agreement_bootstrap as boot
+from analysis import queries
+from analysis.agreement_stats import CORRELATIONS
+from analysis.errors import InputError, NotFoundError
+from analysis.filters import Filters
+from analysis.stats import N_BOOT, bootstrap_weights
+from analysis.store import Store
+from analysis.taxonomy import SKILLS
+
+LEVELS = ("pooled", "instance", "system")
+SLICE_FIELDS = ("domain", "difficulty", "model")
+OVERALL = "overall"
+KINDS = ("human", "llm")
+_ITEM = ["instance_id", "model", "skill"]
+
+
+@dataclass(frozen=True)
+class AgreementQuery:
+    """What to compare: A and B over the sidebar's slice (its judge is ignored)."""
+
+    filters: Filters
+    a: str
+    b: str
+    level: str = "pooled"
+    skill: str | None = None
+    by: str | None = None
+    n_boot: int = N_BOOT
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Scorer:
+    spec: str  # as the user wrote it: a judge name or kind:human / kind:llm
+    judges: tuple[str, ...]  # the scorers whose mean per item it stands for
+
+
+@dataclass(frozen=True)
+class Agreement:
+    query: AgreementQuery
+    a: Scorer
+    b: Scorer
+    stats: pd.DataFrame  # skill, statistic, level, value, ci_low, ci_high, n, n_instances
+    slices: pd.DataFrame  # slice, skill, statistic, value, ci_low, ci_high, n, n_instances
+    ceiling: pd.DataFrame  # skill, statistic, value, ci_low, ci_high, n, n_units, n_raters …
+    ranks: pd.DataFrame  # skill, value (Kendall τ-b of model rankings), ci_low, ci_high, n
+    pairs: pd.DataFrame  # instance_id, model, skill, a, b, abs_diff, difficulty, domains, link
+    counts: pd.DataFrame  # skill, aligned, a_na, b_na, a_only, b_only
+    scales: dict[str, tuple[float, float]]
+    notes: tuple[str, ...]
+
+
+def scorer_options(store: Store, dataset: str) -> pd.DataFrame:
+    """Scorers of a dataset (judge, kind, n scores), humans and LLMs, for pickers."""
+    with store.read() as con:
+        return con.execute(queries.JUDGES_OF_DATASET, [dataset]).df()
+
+
+def resolve(spec: str, known: pd.DataFrame) -> Scorer:
+    """A scorer spec → the judges it stands for; unknown names list what is known."""
+    spec = spec.strip()
+    if spec.startswith("kind:"):
+        kind = spec[5:]
+        if kind not in KINDS:
+            raise InputError(
+                "--a/--b", None, None, f"unknown kind '{kind}'; use kind:human or kind:llm"
+            )
+        judges = tuple(known.loc[known["kind"].fillna("llm") == kind, "judge"])
+        if not judges:
+            raise NotFoundError(f"This dataset has no scorer of kind '{kind}'.")
+        return Scorer(spec, judges)
+    if spec not in set(known["judge"]):
+        names = ", ".join(known["judge"]) or "none"
+        raise NotFoundError(
+            f"Unknown scorer '{spec}'. Known scorers of this dataset: {names}; or a group "
+            "kind:human / kind:llm."
+        )
+    return Scorer(spec, (spec,))
+
+
+def _apart(a: Scorer, b: Scorer) -> tuple[Scorer, Scorer, list[str]]:
+    """A scorer compared with a group it belongs to is compared with the rest of the group."""
+    if set(a.judges) == set(b.judges):
+        raise InputError("--a/--b", None, None, f"A and B are the same scorers ({a.spec})")
+    shared = set(a.judges) & set(b.judges)
+    if not shared:
+        return a, b, []
+    note = [f"The group excludes {', '.join(sorted(shared))}, the scorer it is compared with."]
+    if len(a.judges) > len(b.judges):
+        return Scorer(a.spec, tuple(j for j in a.judges if j not in shared)), b, note
+    return a, Scorer(b.spec, tuple(j for j in b.judges if j not in shared)), note
+
+
+def _load(store: Store, q: AgreementQuery, judges: list[str]) -> pd.DataFrame:
+    where, params = queries.filter_sql(replace(q.filters, judge=None))
+    skills = [q.skill] if q.skill else []
+    with store.read() as con:
+        return con.execute(
+            queries.AGREEMENT_SCORES.format(where=where), [*params, judges, skills, skills]
+        ).df()
+
+
+def _side(rows: pd.DataFrame, judges: tuple[str, ...]) -> pd.Series:
+    """Per item: the scorer's score, or the mean over a group's non-N/A scores (N/A = NaN)."""
+    return rows[rows["judge"].isin(judges)].groupby(_ITEM)["score"].mean()
+
+
+def _skill_order(skills) -> list[str]:
+    order = {s: i for i, s in enumerate(SKILLS)}
+    return sorted(set(skills), key=lambda s: (order.get(s, len(order)), s))
+
+
+def _sample_link(dataset: str, instance_id: str, model: str) -> str:
+    """Link to a sample on the Samples page (its query-parameter contract)."""
+    return "samples?" + urlencode({"dataset": dataset, "instance": instance_id, "model": model})
+
+
+def _pairs(rows: pd.DataFrame, a: Scorer, b: Scorer, dataset: str):
+    sa, sb = _side(rows, a.judges), _side(rows, b.judges)
+    both = pd.concat({"a": sa, "b": sb}, axis=1)
+    counts = (
+        both.assign(
+            aligned=both["a"].notna() & both["b"].notna(),
+            a_na=both.index.isin(sa.index) & both["a"].isna() & both.index.isin(sb.index),
+            b_na=both.index.isin(sb.index) & both["b"].isna() & both.index.isin(sa.index),
+            a_only=~both.index.isin(sb.index),
+            b_only=~both.index.isin(sa.index),
+        )
+        .groupby(level="skill")[["aligned", "a_na", "b_na", "a_only", "b_only"]]
+        .sum()
+        .reset_index()
+    )
+    info = rows.drop_duplicates(_ITEM).set_index(_ITEM)[["difficulty", "domains"]]
+    pairs = both.dropna().join(info).reset_index()
+    pairs["abs_diff"] = (pairs["a"] - pairs["b"]).abs()
+    pairs["link"] = [
+        _sample_link(dataset, i, m)
+        for i, m in zip(pairs["instance_id"], pairs["model"], strict=True)
+    ]
+    pairs = pairs.sort_values(
+        ["abs_diff", "instance_id", "model", "skill"], ascending=[False, True, True, True]
+    )
+    return pairs.reset_index(drop=True), counts
+
+
+def _groups(pairs: pd.DataFrame, skills: list[str], key: pd.Series | None = None):
+    """Group codes per pair: each skill, plus 'overall' when there is more than one skill; with
+    a slice key, one group per slice × skill. Returns (row index, group code, labels)."""
+    names = skills + ([OVERALL] if len(skills) > 1 else [])
+    slices = [None] if key is None else sorted(key.unique(), key=str)
+    labels, rows, codes = [], [], []
+    skill_of = pairs["skill"].to_numpy()
+    for sl in slices:
+        in_slice = np.ones(len(pairs), bool) if sl is None else (key == sl).to_numpy()
+        for name in names:
+            sel = np.flatnonzero(in_slice & ((skill_of == name) | (name == OVERALL)))
+            if len(sel):
+                rows.append(sel)
+                codes.append(np.full(len(sel), len(labels)))
+                labels.append((sl, name))
+    if not rows:
+        return np.array([], int), np.array([], int), []
+    return np.concatenate(rows), np.concatenate(codes), labels
+
+
+def _pooled(pairs, skills, cluster, weights, key=None) -> pd.DataFrame:
+    rows, codes, labels = _groups(pairs, skills, key)
+    if not labels:
+        return pd.DataFrame()
+    a, b = pairs["a"].to_numpy(float)[rows], pairs["b"].to_numpy(float)[rows]
+    out = boot.pooled(a, b, cluster[rows], codes, len(labels), weights)
+    lab = pd.DataFrame(labels, columns=["slice", "skill"]).rename_axis("group").reset_index()
+    return lab.merge(out, on="group").drop(columns="group")
+
+
+def _level(pairs, skills, cluster, weights, level: str) -> pd.DataFrame:
+    """Correlations at the instance or system level, per skill and overall."""
+    parts = []
+    model = pd.factorize(pairs["model"])[0]
+    for name in skills + ([OVERALL] if len(skills) > 1 else []):
+        sel = np.ones(len(pairs), bool) if name == OVERALL else (pairs["skill"] == name).to_numpy()
+        a, b, c, m = (
+            x[sel] for x in (pairs["a"].to_numpy(float), pairs["b"].to_numpy(float), cluster, model)
+        )
+        if level == "instance":
+            unit = pd.factorize(pd.Series(c).astype(str) + "\x00" + pairs["skill"][sel].to_numpy())[
+                0
+            ]
+            frame, used, skipped = boot.per_instance(a, b, c, unit, m, weights)
+            frame = frame.assign(n=used, n_skipped=skipped)
+        else:
+            frame, n_models = boot.system(a, b, c, m, weights)
+            frame = frame.assign(n=n_models, n_skipped=0)
+        parts.append(frame.assign(skill=name, n_instances=len(np.unique(c))))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _slice_key(pairs: pd.DataFrame, by: str) -> tuple[pd.DataFrame, pd.Series]:
+    if by == "domain":
+        doms = pairs["domains"].map(
+            lambda d: list(d) if d is not None and len(d) else ["(unlabeled)"]
+        )
+        exploded = pairs.assign(slice=doms).explode("slice")
+        return exploded.drop(columns="slice").reset_index(drop=True), exploded["slice"].reset_index(
+            drop=True
+        )
+    if by == "difficulty":
+        key = pairs["difficulty"].map(lambda v: "unlabeled" if pd.isna(v) else str(int(v)))
+        return pairs, key
+    return pairs, pairs["model"].astype(str)
+
+
+def _raters_alpha(rows: pd.DataFrame, judges, skills, instances: pd.Index, weights) -> pd.DataFrame:
+    """Krippendorff's α among individual raters per skill (and overall), units = items."""
+    mine = rows[rows["judge"].isin(judges) & rows["score"].notna()]
+    parts = []
+    for name in skills + ([OVERALL] if len(skills) > 1 else []):
+        sel = mine if name == OVERALL else mine[mine["skill"] == name]
+        sel = sel[sel["instance_id"].isin(instances)]
+        if sel.empty:
+            continue
+        unit = pd.factorize(pd.MultiIndex.from_frame(sel[_ITEM]))[0]
+        cluster = instances.get_indexer(sel["instance_id"])
+        frame = boot.raters_alpha(unit, sel["score"].to_numpy(float), cluster, weights)
+        parts.append(frame.assign(skill=name, n_raters=sel["judge"].nunique()))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def rater_agreement(
+    store: Store,
+    filters: Filters,
+    raters: str,
+    skill: str | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Inter-rater α (ordinal, interval) among ``raters`` (kind:human|kind:llm|NAME,NAME,…)
+    per skill and overall, with CI and n (pairable ratings), n_units, n_instances, n_raters."""
+    known = scorer_options(store, filters.dataset)
+    if raters.startswith("kind:"):
+        judges = resolve(raters, known).judges
+    else:
+        judges = tuple(
+            dict.fromkeys(resolve(r, known).spec for r in raters.split(",") if r.strip())
+        )
+    if len(judges) < 2:
+        raise InputError("--raters", None, None, f"need at least 2 raters, got {', '.join(judges)}")
+    q = AgreementQuery(filters, judges[0], judges[1], skill=skill, n_boot=n_boot, seed=seed)
+    rows = _load(store, q, list(judges))
+    instances = pd.Index(rows["instance_id"].unique())
+    weights = bootstrap_weights(len(instances), n_boot, seed)
+    out = _raters_alpha(rows, judges, _skill_order(rows["skill"]), instances, weights)
+    return out.assign(raters=", ".join(judges)) if not out.empty else out
+
+
+def agreement(store: Store, q: AgreementQuery) -> Agreement:
+    """Every number of the Human-vs-judge page (and the CLI) for one query."""
+    if q.level not in LEVELS:
+        raise InputError(
+            "--level", None, None, f"unknown level '{q.level}'; use {', '.join(LEVELS)}"
+        )
+    if q.by is not None and q.by not in SLICE_FIELDS:
+        raise InputError(
+            "--by", None, None, f"unknown field '{q.by}'; use {', '.join(SLICE_FIELDS)}"
+        )
+    known = scorer_options(store, q.filters.dataset)
+    a, b, notes = _apart(resolve(q.a, known), resolve(q.b, known))
+    humans = tuple(known.loc[known["kind"] == "human", "judge"])
+    rows = _load(store, q, sorted({*a.judges, *b.judges, *humans}))
+    pairs, counts = _pairs(rows, a, b, q.filters.dataset)
+    skills = _skill_order(pairs["skill"])
+    scales = {
+        s: (float(lo), float(hi))
+        for s, lo, hi in rows.drop_duplicates("skill")[
+            ["skill", "scale_min", "scale_max"]
+        ].itertuples(index=False)
+    }
+    instances = pd.Index(pairs["instance_id"].unique())
+    weights = bootstrap_weights(len(instances), q.n_boot, q.seed)
+    cluster = instances.get_indexer(pairs["instance_id"])
+    stats = _pooled(pairs, skills, cluster, weights).assign(level="pooled", n_skipped=0)
+    if q.level != "pooled" and not stats.empty:
+        level = _level(pairs, skills, cluster, weights, q.level).assign(level=q.level)
+        stats = pd.concat([level, stats[~stats["statistic"].isin(CORRELATIONS)]], ignore_index=True)
+    slices = pd.DataFrame()
+    if q.by and not pairs.empty:
+        sliced, key = _slice_key(pairs, q.by)
+        slices = _pooled(sliced, skills, instances.get_indexer(sliced["instance_id"]), weights, key)
+    system = (
+        _level(pairs, skills, cluster, weights, "system") if not pairs.empty else pd.DataFrame()
+    )
+    ranks = system[system["statistic"] == "kendall"] if not system.empty else system
+    ceiling = (
+        _raters_alpha(rows, humans, skills, instances, weights)
+        if len(humans) >= 2
+        else pd.DataFrame()
+    )
+    if len(humans) < 2:
+        notes.append("Fewer than 2 human raters in this slice: no human–human ceiling.")
+    return Agreement(
+        q,
+        a,
+        b,
+        _tidy(stats, "statistic"),
+        _tidy(slices, "slice"),
+        _tidy(ceiling, "statistic"),
+        _tidy(ranks, "statistic"),
+        pairs,
+        counts,
+        scales,
+        tuple(notes),
+    )
+
+
+def _tidy(frame: pd.DataFrame, first: str) -> pd.DataFrame:
+    """Skills in taxonomy order, then the statistic or slice; drop the internal slice column."""
+    if frame.empty:
+        return frame
+    skills = _skill_order(set(frame["skill"]) - {OVERALL}) + [OVERALL]
+    order = {s: i for i, s in enumerate(skills)}
+    frame = frame.assign(_o=frame["skill"].map(order).fillna(len(order)))
+    if "slice" in frame and frame["slice"].isna().all():
+        frame = frame.drop(columns="slice")
+    keys = ["_o"] + (["slice"] if "slice" in frame else [])
+    return frame.sort_values(keys, kind="stable").drop(columns="_o").reset_index(drop=True)
