@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
 
-PAGES = [st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True)]
+PAGES = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("pages/agreement.py", title="Human vs judge", icon=":material/balance:"),
+]
 
 
 def _prepare_store() -> None:

@@ -73,6 +73,49 @@ def scorer_options(store: Store, dataset: str) -> pd.DataFrame:
         return con.execute(queries.JUDGES_OF_DATASET, [dataset]).df()
 
 
+@dataclass(frozen=True)
+class ScorerChoices:
+    options: tuple[str, ...]  # groups first (kind:human, kind:llm), then each scorer
+    labels: dict[str, str]
+    default_a: str | None
+    default_b: str | None
+    skills: tuple[str, ...]  # the dataset's skills or criteria, in taxonomy order
+
+
+def scorer_choices(store: Store, dataset: str) -> ScorerChoices:
+    """What the page offers as A and B; by default the first LLM judge against the humans."""
+    known = scorer_options(store, dataset)
+    with store.read() as con:
+        skills = _skill_order(
+            s for (s,) in con.execute(queries.SKILLS_OF_DATASET, [dataset]).fetchall()
+        )
+    kinds = known["kind"].fillna("llm")
+    groups = [f"kind:{k}" for k in KINDS if (kinds == k).any()]
+    judges = list(known["judge"])
+    labels = {"kind:human": "All humans (mean per item)", "kind:llm": "All LLM judges (mean)"}
+    labels |= {j: f"{j} ({k})" for j, k in zip(judges, kinds, strict=True)}
+    llms = [j for j, k in zip(judges, kinds, strict=True) if k == "llm"]
+    a = llms[0] if llms else (judges[0] if judges else None)
+    b = "kind:human" if "kind:human" in groups else next((j for j in judges if j != a), None)
+    return ScorerChoices(tuple(groups + judges), labels, a, b, tuple(skills))
+
+
+def for_skill(frame: pd.DataFrame, skill: str) -> pd.DataFrame:
+    """The rows of one skill (or 'overall') of a result frame."""
+    return frame[frame["skill"] == skill] if not frame.empty else frame
+
+
+def worst(r: Agreement, skill: str, k: int = 200) -> pd.DataFrame:
+    """The k items of a skill (or overall) where A and B differ most."""
+    return for_skill(r.pairs, skill).head(k) if skill != OVERALL else r.pairs.head(k)
+
+
+def skill_label(skill: str | None) -> str:
+    if skill is None:
+        return "All skills"
+    return SKILLS[skill].label if skill in SKILLS else skill
+
+
 def resolve(spec: str, known: pd.DataFrame) -> Scorer:
     """A scorer spec → the judges it stands for; unknown names list what is known."""
     spec = spec.strip()

@@ -80,6 +80,52 @@ def cmd_import_scores(args: argparse.Namespace) -> None:
     _print_report(report, f"Scores imported from {args.file} into {store.path}")
 
 
+def cmd_agreement(args: argparse.Namespace) -> None:
+    import json
+
+    from analysis import agreement_report as report
+    from analysis.agreement import AgreementQuery, agreement, rater_agreement
+    from analysis.filters import Filters
+
+    store = Store(args.db)
+    filters = Filters(args.dataset)
+    if args.raters:
+        frame = rater_agreement(store, filters, args.raters, args.skill, args.n_boot, args.seed)
+        if args.json:
+            print(json.dumps(report.raters_to_dict(frame, args.dataset), indent=2))
+        else:
+            print(f"Krippendorff's alpha among {args.raters} on {args.dataset} (95% CI, n ratings)")
+            print(report.text_table(frame))
+        return
+    if not (args.a and args.b):
+        raise InputError("command line", None, "--a/--b", "give --a and --b, or --raters")
+    q = AgreementQuery(
+        filters, args.a, args.b, args.level, args.skill, args.by, args.n_boot, args.seed
+    )
+    result = agreement(store, q)
+    if args.json:
+        print(json.dumps(report.to_dict(result), indent=2))
+        return
+    print(
+        f"{result.a.spec} vs {result.b.spec} on {args.dataset}; correlations {args.level}; 95% CI"
+    )
+    print(report.text_table(result.stats))
+    if not result.slices.empty:
+        print(f"\nBy {args.by} (pooled):")
+        print(
+            report.text_table(
+                result.slices.assign(
+                    skill=result.slices["slice"].astype(str) + " · " + result.slices["skill"]
+                )
+            )
+        )
+    if not result.ceiling.empty:
+        print("\nHuman–human ceiling (Krippendorff's alpha among human raters):")
+        print(report.text_table(result.ceiling))
+    for note in result.notes:
+        print(f"note: {note}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from analysis.flask_source import DEFAULT_URL
 
@@ -123,6 +169,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip bad rows, listing each one, instead of stopping",
     )
     s.set_defaults(func=cmd_import_scores)
+
+    a = sub.add_parser(
+        "agreement",
+        parents=[common],
+        help="agreement between two scorers, or among raters (Krippendorff's alpha)",
+    )
+    a.add_argument("--dataset", required=True)
+    a.add_argument("--a", help="a scorer's name, or kind:human / kind:llm (the kind's mean)")
+    a.add_argument("--b", help="the other scorer or group")
+    a.add_argument("--raters", help="kind:human, kind:llm or NAME,NAME,... (instead of --a/--b)")
+    a.add_argument("--skill", help="one skill or criterion (default: every skill and overall)")
+    a.add_argument("--level", choices=["pooled", "instance", "system"], default="pooled")
+    a.add_argument("--by", choices=["domain", "difficulty", "model"], help="slice table")
+    a.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    a.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    a.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    a.set_defaults(func=cmd_agreement)
     return p
 
 

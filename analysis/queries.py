@@ -215,6 +215,7 @@ WHERE {where}
 GROUP BY ALL
 """
 
+SKILLS_OF_DATASET = "SELECT DISTINCT skill FROM latest_scores WHERE dataset = ?"
 COUNT_DATASETS = "SELECT count(*) FROM datasets"
 SKILL_SCALES = "SELECT skill, scale_min, scale_max FROM skills"
 DATASET_IDS = "SELECT dataset FROM datasets"
