@@ -125,7 +125,7 @@ def resolve(spec: str, known: pd.DataFrame) -> Scorer:
             raise InputError(
                 "--a/--b", None, None, f"unknown kind '{kind}'; use kind:human or kind:llm"
             )
-        judges = tuple(known.loc[known["kind"].fillna("llm") == kind, "judge"])
+        judges = tuple(sorted(known.loc[known["kind"].fillna("llm") == kind, "judge"]))
         if not judges:
             raise NotFoundError(f"This dataset has no scorer of kind '{kind}'.")
         return Scorer(spec, judges)
