@@ -308,6 +308,8 @@ def rater_agreement(
     q = AgreementQuery(filters, judges[0], judges[1], skill=skill, n_boot=n_boot, seed=seed)
     rows = _load(store, q, list(judges))
     instances = pd.Index(rows["instance_id"].unique())
+    if instances.empty:
+        return pd.DataFrame()
     weights = bootstrap_weights(len(instances), n_boot, seed)
     out = _raters_alpha(rows, judges, _skill_order(rows["skill"]), instances, weights)
     return out.assign(raters=", ".join(judges)) if not out.empty else out
@@ -335,45 +337,43 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
             ["skill", "scale_min", "scale_max"]
         ].itertuples(index=False)
     }
+    if pairs.empty:
+        empty = pd.DataFrame()
+        return Agreement(q, a, b, empty, empty, empty, empty, pairs, counts, scales, tuple(notes))
     instances = pd.Index(pairs["instance_id"].unique())
     weights = bootstrap_weights(len(instances), q.n_boot, q.seed)
     cluster = instances.get_indexer(pairs["instance_id"])
     stats = _pooled(pairs, skills, cluster, weights).assign(level="pooled", n_skipped=0)
-    if q.level != "pooled" and not stats.empty:
+    if q.level != "pooled":
         level = _level(pairs, skills, cluster, weights, q.level).assign(level=q.level)
         stats = pd.concat([level, stats[~stats["statistic"].isin(CORRELATIONS)]], ignore_index=True)
     slices = pd.DataFrame()
-    if q.by and not pairs.empty:
+    if q.by:
         sliced, key = _slice_key(pairs, q.by)
         slices = _pooled(sliced, skills, instances.get_indexer(sliced["instance_id"]), weights, key)
-    system = (
-        _level(pairs, skills, cluster, weights, "system") if not pairs.empty else pd.DataFrame()
-    )
-    ranks = system[system["statistic"] == "kendall"] if not system.empty else system
-    ceiling = (
-        _raters_alpha(rows, humans, skills, instances, weights)
-        if len(humans) >= 2
-        else pd.DataFrame()
-    )
-    if len(humans) < 2:
+    system = _level(pairs, skills, cluster, weights, "system")
+    ceiling = pd.DataFrame()
+    if len(humans) >= 2:
+        ceiling = _raters_alpha(rows, humans, skills, instances, weights)
+    else:
         notes.append("Fewer than 2 human raters in this slice: no human–human ceiling.")
     return Agreement(
         q,
         a,
         b,
-        _tidy(stats, "statistic"),
-        _tidy(slices, "slice"),
-        _tidy(ceiling, "statistic"),
-        _tidy(ranks, "statistic"),
-        pairs,
-        counts,
-        scales,
-        tuple(notes),
+        stats=_tidy(stats),
+        slices=_tidy(slices),
+        ceiling=_tidy(ceiling),
+        ranks=_tidy(system[system["statistic"] == "kendall"]),
+        pairs=pairs,
+        counts=counts,
+        scales=scales,
+        notes=tuple(notes),
     )
 
 
-def _tidy(frame: pd.DataFrame, first: str) -> pd.DataFrame:
-    """Skills in taxonomy order, then the statistic or slice; drop the internal slice column."""
+def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Skills in taxonomy order (then slices); drop the slice column where there are none."""
     if frame.empty:
         return frame
     skills = _skill_order(set(frame["skill"]) - {OVERALL}) + [OVERALL]
