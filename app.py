@@ -10,11 +10,12 @@ from analysis import overview
 from analysis.errors import FinegrainError
 from analysis.filters import Filters
 from analysis.taxonomy import DIFFICULTY_LEVELS
-from pages.common import cached, show_error, simulated_banner, store
+from pages.common import cached, show_error, simulated_banner, store, use_router
 
 if TYPE_CHECKING:
     import pandas as pd
 
+use_router()
 st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
 
 PAGES = [

@@ -97,8 +97,8 @@ def confusion_heatmap(r: Agreement, skill: str) -> go.Figure:
     )
     fig.update_layout(
         title=f"{_label(skill)}: A × B (n = {len(rows)})",
-        xaxis_title=f"A: {r.a.spec}{suffix}",
-        yaxis_title=f"B: {r.b.spec}{suffix}",
+        xaxis=dict(title=f"A: {r.a.spec}{suffix}", type="category"),
+        yaxis=dict(title=f"B: {r.b.spec}{suffix}", type="category"),
         height=420,
         margin=dict(l=10, r=10, t=50, b=40),
         font=FONT,

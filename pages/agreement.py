@@ -14,7 +14,8 @@ st.title("Human vs judge")
 st.caption(
     "Agreement between two scorers on the items both scored (instance × model × skill). "
     "A scorer is a judge, a human annotator, or a group (the mean of all humans or all LLM "
-    "judges per item). 95% CIs come from 1,000 bootstrap resamples of instances."
+    "judges per item). 95% CIs come from 1,000 bootstrap resamples of instances. The sidebar's "
+    "filters apply; its Judge does not (choose A and B here)."
 )
 
 choices = cached(agreement.scorer_choices)(f.dataset)

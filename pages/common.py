@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from analysis.errors import FinegrainError
 from analysis.filters import Filters
@@ -53,8 +54,23 @@ def show_error(e: FinegrainError) -> None:
     st.error(f"**{e.title}.** {plain(e.message)}")
 
 
+def use_router() -> None:
+    """Route every run through app.py's ``st.navigation``.
+
+    Streamlit 1.67 treats a ``pages/`` folder next to the main script as a legacy (v1)
+    multipage app and would run a deep-linked page (``/agreement``, a link to a sample) on its
+    own, without the router and its sidebar. The flag is Streamlit's own switch for that mode.
+    """
+    PagesManager.uses_pages_directory = False
+
+
 def filters() -> Filters:
     """The sidebar's selection (set by app.py before the page runs)."""
+    if "filters" not in st.session_state:
+        # Opened by a deep link before the router ever ran in this server: run it again, now
+        # through app.py, which keeps the URL's page.
+        use_router()
+        st.rerun()
     return st.session_state["filters"]
 
 
