@@ -25,11 +25,18 @@ class MeanCI:
 
 def bootstrap_weights(n_clusters: int, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
     """(n_boot, n_clusters) resampling counts: each row draws n_clusters clusters with
-    replacement."""
+    replacement. Uniform indices counted per row (numpy's multinomial is ~30× slower for
+    100k clusters), a few million at a time to bound the temporary memory."""
     rng = np.random.default_rng(seed)
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(
-        np.float64
-    )
+    out = np.zeros((n_boot, n_clusters))
+    step = max(1, 2**22 // max(n_clusters, 1))
+    for start in range(0, n_boot if n_clusters else 0, step):
+        rows = min(step, n_boot - start)
+        idx = rng.integers(0, n_clusters, size=(rows, n_clusters))
+        idx += np.arange(rows)[:, None] * n_clusters
+        counts = np.bincount(idx.ravel(), minlength=rows * n_clusters)
+        out[start : start + rows] = counts.reshape(rows, n_clusters)
+    return out
 
 
 def cluster_bootstrap_means(
