@@ -61,7 +61,7 @@ class Agreement:
     slices: pd.DataFrame  # slice, skill, statistic, value, ci_low, ci_high, n, n_instances
     ceiling: pd.DataFrame  # skill, statistic, value, ci_low, ci_high, n, n_units, n_raters …
     ranks: pd.DataFrame  # skill, value (Kendall τ-b of model rankings), ci_low, ci_high, n
-    pairs: pd.DataFrame  # instance_id, model, skill, a, b, abs_diff, difficulty, domains, link
+    pairs: pd.DataFrame  # instance_id, model, skill, a, b, abs_diff, difficulty, domains
     counts: pd.DataFrame  # skill, aligned, a_na, b_na, a_only, b_only
     scales: dict[str, tuple[float, float]]
     notes: tuple[str, ...]
@@ -106,8 +106,13 @@ def for_skill(frame: pd.DataFrame, skill: str) -> pd.DataFrame:
 
 
 def worst(r: Agreement, skill: str, k: int = 200) -> pd.DataFrame:
-    """The k items of a skill (or overall) where A and B differ most."""
-    return for_skill(r.pairs, skill).head(k) if skill != OVERALL else r.pairs.head(k)
+    """The k items of a skill (or overall) where A and B differ most, with a link to each."""
+    top = (r.pairs if skill == OVERALL else for_skill(r.pairs, skill)).head(k)
+    links = [
+        _sample_link(r.query.filters.dataset, i, m)
+        for i, m in zip(top["instance_id"], top["model"], strict=True)
+    ]
+    return top.assign(link=links)
 
 
 def skill_label(skill: str | None) -> str:
@@ -175,7 +180,7 @@ def _sample_link(dataset: str, instance_id: str, model: str) -> str:
     return "samples?" + urlencode({"dataset": dataset, "instance": instance_id, "model": model})
 
 
-def _pairs(rows: pd.DataFrame, a: Scorer, b: Scorer, dataset: str):
+def _pairs(rows: pd.DataFrame, a: Scorer, b: Scorer):
     sa, sb = _side(rows, a.judges), _side(rows, b.judges)
     both = pd.concat({"a": sa, "b": sb}, axis=1)
     counts = (
@@ -193,10 +198,6 @@ def _pairs(rows: pd.DataFrame, a: Scorer, b: Scorer, dataset: str):
     info = rows.drop_duplicates(_ITEM).set_index(_ITEM)[["difficulty", "domains"]]
     pairs = both.dropna().join(info).reset_index()
     pairs["abs_diff"] = (pairs["a"] - pairs["b"]).abs()
-    pairs["link"] = [
-        _sample_link(dataset, i, m)
-        for i, m in zip(pairs["instance_id"], pairs["model"], strict=True)
-    ]
     pairs = pairs.sort_values(
         ["abs_diff", "instance_id", "model", "skill"], ascending=[False, True, True, True]
     )
@@ -329,7 +330,7 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
     a, b, notes = _apart(resolve(q.a, known), resolve(q.b, known))
     humans = tuple(known.loc[known["kind"] == "human", "judge"])
     rows = _load(store, q, sorted({*a.judges, *b.judges, *humans}))
-    pairs, counts = _pairs(rows, a, b, q.filters.dataset)
+    pairs, counts = _pairs(rows, a, b)
     skills = _skill_order(pairs["skill"])
     scales = {
         s: (float(lo), float(hi))

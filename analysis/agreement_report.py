@@ -100,5 +100,5 @@ def stats_csv(r: Agreement) -> str:
 
 
 def disagreements_csv(r: Agreement) -> str:
-    """Every aligned item, worst disagreement first (without the app's link column)."""
-    return r.pairs.drop(columns=["link"]).to_csv(index=False)
+    """Every aligned item, worst disagreement first."""
+    return r.pairs.to_csv(index=False)

@@ -292,3 +292,25 @@ def test_cli_json_has_statistics_per_skill_and_errors_exit_2(hand, capsys):
     )
     err = capsys.readouterr().err
     assert code == 2 and "Unknown scorer 'ghost'" in err and "Traceback" not in err
+
+
+def test_worst_disagreements_are_ranked_and_link_to_the_sample(hand):
+    from urllib.parse import parse_qs, urlparse
+
+    from analysis.agreement import worst
+
+    store, rows = hand
+    r = agreement(store, AgreementQuery(Filters("hand"), "J", "kind:human", n_boot=20))
+    exp = _expected_pairs(rows, {"J"}, {"h1", "h2", "h3"})
+    top = worst(r, "overall", k=5)
+    assert top["abs_diff"].iloc[0] == pytest.approx((exp["a"] - exp["b"]).abs().max())
+    assert list(top["abs_diff"]) == sorted(top["abs_diff"], reverse=True)
+    link = urlparse(top["link"].iloc[0])
+    assert link.path == "samples"
+    assert parse_qs(link.query) == {
+        "dataset": ["hand"],
+        "instance": [top["instance_id"].iloc[0]],
+        "model": [top["model"].iloc[0]],
+    }
+    only = worst(r, "readability", k=3)
+    assert set(only["skill"]) == {"readability"} and len(only) == 3
