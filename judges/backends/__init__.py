@@ -1,0 +1,51 @@
+"""Judge backends behind one small interface, found by name. Heavy imports happen only when a
+backend is created (torch and transformers for the local one)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Protocol
+
+from analysis.errors import NotFoundError
+from judges.config import JudgeConfig
+
+# name → module path (imported lazily) holding a ``create(config) -> Backend``
+BACKENDS = {
+    "openai": "judges.backends.openai_compat",
+    "transformers": "judges.backends.local_model",
+}
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+
+
+class CallError(Exception):
+    """A call that did not produce an answer. ``retryable`` calls are tried again with backoff
+    (honouring ``retry_after`` seconds when the server gave one); the others fail the item."""
+
+    def __init__(
+        self, message: str, *, retryable: bool, status: int | None = None, retry_after=None
+    ) -> None:
+        super().__init__(message)
+        self.message, self.retryable, self.status = message, retryable, status
+        self.retry_after: float | None = retry_after
+
+
+class Backend(Protocol):
+    async def complete(self, messages: list[dict]) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+def create(config: JudgeConfig) -> Backend:
+    """The backend a judge configuration names; an unknown name lists the known ones."""
+    if config.backend not in BACKENDS:
+        known = ", ".join(sorted(BACKENDS))
+        raise NotFoundError(f"Unknown judge backend '{config.backend}'. Known backends: {known}.")
+    return importlib.import_module(BACKENDS[config.backend]).create(config)

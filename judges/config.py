@@ -1,0 +1,52 @@
+"""A judge is data: backend, model, prompt version and parameters (never an API key).
+
+Two configurations that would send the same request share a fingerprint; the runner's cache is
+keyed by (fingerprint, prompt), so repeating a run costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+DEFAULT_PROMPT = "flask-v1"
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    backend: str  # a name in judges.backends.BACKENDS: "openai" or "transformers"
+    model: str  # API model name, or a local path / cached hub name for transformers
+    prompt_version: str = DEFAULT_PROMPT  # a file in judges/prompts, or "file:PATH[#id]"
+    base_url: str | None = None  # openai: else $OPENAI_BASE_URL, else the SDK's default
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    use_reference: bool = True  # give the reference answer when the instance has one
+    structured: bool = False  # ask for a JSON object (response_format) where supported
+    api_key_env: str = "OPENAI_API_KEY"  # the variable that holds the key, not the key
+    name: str | None = None  # the judge's name in the store (default: derived)
+    timeout_s: float = 60.0  # per call
+    device: str | None = None  # transformers: "cpu", "cuda" or None (cuda when available)
+    batch_size: int = 8  # transformers: prompts per generate() call
+
+    @property
+    def judge(self) -> str:
+        if self.name:
+            return self.name
+        ref = "" if self.use_reference else ", no reference"
+        return f"{self.model} ({self.backend}, {self.prompt_version}{ref})"
+
+    def fingerprint(self) -> dict:
+        """What changes the judge's answers (not speed settings, never credentials)."""
+        keep = ("backend", "model", "prompt_version", "base_url", "temperature", "max_tokens")
+        d = {k: v for k, v in asdict(self).items() if k in keep}
+        return d | {"use_reference": self.use_reference, "structured": self.structured}
+
+    def params_json(self) -> str:
+        return json.dumps(self.fingerprint(), sort_keys=True)
+
+
+def cache_key(config: JudgeConfig, messages: list[dict]) -> str:
+    """Content key of one call: the same prompt to the same configuration is never re-paid."""
+    blob = json.dumps([config.fingerprint(), messages], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
