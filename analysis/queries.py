@@ -235,3 +235,99 @@ WHERE {where}
   AND list_contains(?::VARCHAR[], s.judge)
   AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], s.skill))
 """
+
+# ---------------------------------------------------------------- judging runs
+
+# Responses to judge, with their instance (skills, reference); the model list may be empty (all).
+JUDGE_ITEMS = """
+SELECT r.instance_id, r.model, i.instruction, i.reference, i.skills, r.text
+FROM responses r JOIN instances i USING (dataset, instance_id)
+WHERE r.dataset = ? AND r.text IS NOT NULL
+  AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], r.model))
+ORDER BY TRY_CAST(r.instance_id AS BIGINT) NULLS LAST, r.instance_id, r.model
+"""
+
+# Finished calls with these content keys (any judge, any run): a cache hit costs nothing.
+CACHED_JUDGMENTS = """
+SELECT cache_key, judge, raw_output, parse_status, prompt_tokens, completion_tokens
+FROM judgments
+WHERE list_contains(?::VARCHAR[], cache_key) AND parse_status <> 'error'
+"""
+
+START_RUN = """
+INSERT INTO runs (run_id, judge, dataset, source, status, n_items)
+VALUES (?, ?, ?, ?, 'running', ?)
+"""
+
+RUNS_IN_PROGRESS = "SELECT run_id, judge, dataset FROM runs WHERE status = 'running'"
+
+FINISH_RUN = """
+UPDATE runs SET status = ?, finished_at = current_timestamp WHERE run_id = ?
+"""
+
+# Counters follow what is stored, so they stay right whatever was resumed or replayed.
+REFRESH_RUN_COUNTS = """
+UPDATE runs SET
+    n_ok = (SELECT count(*) FROM judgments j WHERE j.run_id = runs.run_id
+            AND j.parse_status = 'ok'),
+    n_failed = (SELECT count(*) FROM judgments j WHERE j.run_id = runs.run_id
+                AND j.parse_status <> 'ok'),
+    n_cached = ?,
+    prompt_tokens = (SELECT COALESCE(sum(prompt_tokens), 0) FROM judgments j
+                     WHERE j.run_id = runs.run_id),
+    completion_tokens = (SELECT COALESCE(sum(completion_tokens), 0) FROM judgments j
+                         WHERE j.run_id = runs.run_id),
+    cost_usd = ?
+WHERE run_id = ?
+"""
+
+# One judgment per (run, call): a later answer replaces an earlier failed call of the run.
+DROP_FAILED_CALLS = """
+DELETE FROM judgments WHERE parse_status = 'error'
+  AND EXISTS (SELECT 1 FROM pending_judgments p
+              WHERE p.run_id = judgments.run_id AND p.cache_key = judgments.cache_key)
+"""
+
+MARK_INTERRUPTED = """
+UPDATE runs SET status = 'interrupted', finished_at = current_timestamp
+WHERE run_id = ? AND status = 'running'
+"""
+
+INSERT_PENDING_JUDGMENTS = """
+INSERT INTO judgments (run_id, dataset, instance_id, model, judge, raw_output, rationale,
+                       parse_status, error, latency_ms, prompt_tokens, completion_tokens,
+                       cache_key)
+SELECT p.run_id, p.dataset, p.instance_id, p.model, p.judge, p.raw_output, p.rationale,
+       p.parse_status, p.error, p.latency_ms, p.prompt_tokens, p.completion_tokens, p.cache_key
+FROM pending_judgments p
+WHERE NOT EXISTS (SELECT 1 FROM judgments j
+                  WHERE j.run_id = p.run_id AND j.cache_key = p.cache_key)
+"""
+
+SUPERSEDE_PENDING_SCORES = """
+UPDATE scores SET superseded = true
+FROM (SELECT DISTINCT dataset, instance_id, model, judge, skill FROM pending_scores) b
+WHERE NOT scores.superseded
+  AND scores.dataset = b.dataset AND scores.instance_id = b.instance_id
+  AND scores.model = b.model AND scores.judge = b.judge AND scores.skill = b.skill
+"""
+
+INSERT_PENDING_SCORES = """
+INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id)
+SELECT s.dataset, s.instance_id, s.model, s.judge, s.skill, s.score::DOUBLE, j.judgment_id,
+       s.run_id
+FROM pending_scores s
+JOIN judgments j ON j.run_id = s.run_id AND j.cache_key = s.cache_key
+"""
+
+STORED_CALLS = """
+SELECT cache_key FROM judgments
+WHERE run_id = ? AND list_contains(?::VARCHAR[], cache_key) AND parse_status <> 'error'
+"""
+
+UPSERT_RUN_JUDGE = """
+INSERT INTO judges (judge, kind, backend, model, prompt_version, params)
+VALUES (?, 'llm', ?, ?, ?, ?)
+ON CONFLICT (judge) DO UPDATE SET backend = excluded.backend, model = excluded.model,
+    prompt_version = excluded.prompt_version, params = excluded.params
+"""

@@ -113,3 +113,7 @@ CREATE OR REPLACE VIEW latest_scores AS
 SELECT dataset, instance_id, model, judge, skill, score, judgment_id, run_id
 FROM scores
 WHERE NOT superseded;
+
+-- v2: the content key of a judge call (same prompt + same judge configuration → same key), so
+-- a repeated or resumed run reuses what was paid for. Added in place to v1 stores.
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS cache_key VARCHAR;

@@ -21,7 +21,7 @@ from analysis.errors import StoreBusyError, StoreError
 
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 def default_db_path() -> Path:
