@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 DEFAULT_PROMPT = "flask-v1"
 
@@ -17,7 +18,8 @@ DEFAULT_PROMPT = "flask-v1"
 class JudgeConfig:
     backend: str  # a name in judges.backends.BACKENDS: "openai" or "transformers"
     model: str  # API model name, or a local path / cached hub name for transformers
-    prompt_version: str = DEFAULT_PROMPT  # a file in judges/prompts, or "file:PATH[#id]"
+    prompt_version: str = DEFAULT_PROMPT  # a file in judges/templates, or "file:PATH[#id]"
+    rubric: str = "store"  # the store's skills table, or "file:PATH" (FLASK's skillset JSON)
     base_url: str | None = None  # openai: else $OPENAI_BASE_URL, else the SDK's default
     temperature: float = 0.0
     max_tokens: int = 1024
@@ -34,13 +36,15 @@ class JudgeConfig:
         if self.name:
             return self.name
         ref = "" if self.use_reference else ", no reference"
-        return f"{self.model} ({self.backend}, {self.prompt_version}{ref})"
+        rubric = "" if self.rubric == "store" else f", rubric {Path(self.rubric[5:]).name}"
+        return f"{self.model} ({self.backend}, {self.prompt_version}{rubric}{ref})"
 
     def fingerprint(self) -> dict:
         """What changes the judge's answers (not speed settings, never credentials)."""
-        keep = ("backend", "model", "prompt_version", "base_url", "temperature", "max_tokens")
+        keep = ("backend", "model", "prompt_version", "rubric", "base_url", "temperature")
         d = {k: v for k, v in asdict(self).items() if k in keep}
-        return d | {"use_reference": self.use_reference, "structured": self.structured}
+        extra = {"max_tokens": self.max_tokens, "use_reference": self.use_reference}
+        return d | extra | {"structured": self.structured}
 
     def params_json(self) -> str:
         return json.dumps(self.fingerprint(), sort_keys=True)

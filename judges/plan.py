@@ -1,0 +1,162 @@
+"""What a judging run will do, before any call: the items, their prompts and content keys,
+what the cache already answers, and the estimated tokens, cost and time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analysis import queries
+from analysis.errors import InputError
+from analysis.store import Store
+from judges.config import JudgeConfig, cache_key
+from judges.prices import load_prices, price_of
+from judges.prompts import (
+    Item,
+    Rubric,
+    build_messages,
+    load_flask_rubrics,
+    load_template,
+    rubrics_from_store,
+)
+
+# Rough sizes for the estimate: ~4 characters per token; feedback of ~60 tokens per skill.
+CHARS_PER_TOKEN = 4
+ANSWER_TOKENS = 40
+FEEDBACK_TOKENS_PER_SKILL = 60
+LOCAL_TOKENS_PER_S = {"cpu": 15.0, "cuda": 400.0}  # generated tokens per second, per batch
+API_SECONDS_PER_CALL = 6.0
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which responses to judge: a dataset, optionally some models, skills, explicit items."""
+
+    dataset: str
+    models: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()  # judge only these of each instance's skills (empty: all)
+    items: tuple[tuple[str, str], ...] = ()  # explicit (instance_id, model) pairs
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    item: Item
+    messages: list[dict]
+    cache_key: str
+    est_prompt_tokens: int
+    est_completion_tokens: int
+
+
+@dataclass(frozen=True)
+class Estimate:
+    calls: int
+    cache_hits: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None  # None: the model is not in the price table
+    seconds: float
+
+    def lines(self) -> list[str]:
+        cost = (
+            "unknown (add the model to the price table)"
+            if self.cost_usd is None
+            else (f"≈ ${self.cost_usd:,.2f}")
+        )
+        return [
+            f"{self.calls:,} calls to make, {self.cache_hits:,} answered by the cache (free)",
+            f"≈ {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion tokens",
+            f"cost {cost}",
+            f"time ≈ {self.seconds / 60:,.1f} min (rough)",
+        ]
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: JudgeConfig
+    selection: Selection
+    calls: tuple[Call, ...]  # every item of the selection
+    done: frozenset[str]  # keys this judge already answered: nothing to do
+    reuse: dict  # key → (raw_output, prompt_tokens, completion_tokens) from another judge name
+    scales: dict[str, tuple[float, float]]
+    estimate: Estimate
+
+    @property
+    def to_call(self) -> list[Call]:
+        return [
+            c for c in self.calls if c.cache_key not in self.done and c.cache_key not in self.reuse
+        ]
+
+
+def load_rubrics(store: Store, config: JudgeConfig) -> dict[str, Rubric]:
+    ours = rubrics_from_store(store)
+    if config.rubric == "store":
+        return ours
+    if not config.rubric.startswith("file:"):
+        raise InputError("rubric", None, None, "use 'store' or file:PATH")
+    return ours | load_flask_rubrics(config.rubric[5:])
+
+
+def _items(store: Store, sel: Selection) -> list[Item]:
+    models = list(sel.models)
+    with store.read() as con:
+        rows = con.execute(queries.JUDGE_ITEMS, [sel.dataset, models, models]).fetchall()
+    wanted = set(sel.items)
+    out = []
+    for instance_id, model, instruction, reference, skills, text in rows:
+        if wanted and (instance_id, model) not in wanted:
+            continue
+        chosen = tuple(s for s in skills if not sel.skills or s in sel.skills)
+        if chosen:
+            out.append(
+                Item(sel.dataset, instance_id, model, instruction or "", reference, text, chosen)
+            )
+    if not out:
+        raise InputError(
+            "selection", None, None,
+            f"no responses to judge in '{sel.dataset}' with these models, skills and items",
+        )  # fmt: skip
+    return out[: sel.limit] if sel.limit else out
+
+
+def plan_run(
+    store: Store, config: JudgeConfig, sel: Selection, *, concurrency: int = 8, prices=None
+) -> Plan:
+    template = load_template(config.prompt_version)
+    rubrics = load_rubrics(store, config)
+    calls = []
+    for item in _items(store, sel):
+        messages = build_messages(template, item, rubrics, config.use_reference)
+        chars = sum(len(m["content"]) for m in messages)
+        completion = min(
+            config.max_tokens, ANSWER_TOKENS + FEEDBACK_TOKENS_PER_SKILL * len(item.skills)
+        )
+        calls.append(
+            Call(item, messages, cache_key(config, messages), chars // CHARS_PER_TOKEN, completion)
+        )
+    keys = [c.cache_key for c in calls]
+    with store.read() as con:
+        cached = con.execute(queries.CACHED_JUDGMENTS, [keys]).fetchall()
+    done = frozenset(k for k, judge, *_ in cached if judge == config.judge)
+    reuse = {k: (raw, pt or 0, ct or 0) for k, judge, raw, _s, pt, ct in cached if k not in done}
+    scales = {s: (r.scale_min, r.scale_max) for s, r in rubrics.items()}
+    plan = Plan(config, sel, tuple(calls), done, reuse, scales, Estimate(0, 0, 0, 0, None, 0))
+    return _with_estimate(plan, concurrency, prices)
+
+
+def _with_estimate(plan: Plan, concurrency: int, prices) -> Plan:
+    todo = plan.to_call
+    pt = sum(c.est_prompt_tokens for c in todo)
+    ct = sum(c.est_completion_tokens for c in todo)
+    cfg = plan.config
+    if cfg.backend == "transformers":
+        device = cfg.device or "cpu"
+        per_batch = max(c.est_completion_tokens for c in todo) if todo else 0
+        batches = -(-len(todo) // max(cfg.batch_size, 1))
+        cost, seconds = 0.0, batches * per_batch / LOCAL_TOKENS_PER_S.get(device, 15.0)
+    else:
+        price = price_of(cfg.model, load_prices(prices) if not isinstance(prices, dict) else prices)
+        cost = price.cost(pt, ct) if price else None
+        seconds = len(todo) * API_SECONDS_PER_CALL / max(concurrency, 1)
+    hits = len(plan.calls) - len(todo)
+    est = Estimate(len(todo), hits, pt, ct, cost, seconds)
+    return Plan(plan.config, plan.selection, plan.calls, plan.done, plan.reuse, plan.scales, est)

@@ -1,0 +1,272 @@
+"""The judging runner: bounded concurrency, rate limits, retries with backoff that honour
+Retry-After, cancellation, a content cache, and progress. Every answer is journalled as it
+arrives and stored in small transactions; a killed run is recovered and resumed by running the
+same selection again (only calls without a stored answer are made)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from analysis import queries
+from analysis.store import Store
+from judges import backends
+from judges.config import JudgeConfig
+from judges.parsing import parse_judgment
+from judges.plan import Call, Plan, Selection, plan_run
+from judges.prices import load_prices, price_of
+from judges.records import CallRecord, Journal, recover, write_records
+
+Progress = Callable[["RunSummary"], None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    concurrency: int = 8
+    rpm: float | None = None  # requests per minute
+    tpm: float | None = None  # tokens per minute (prompt + expected completion)
+    max_retries: int = 4
+    backoff_s: float = 0.5  # first retry waits about this long, doubling each time
+    backoff_cap_s: float = 30.0
+    flush_s: float = 0.5  # how often answers move from the journal into the store
+    prices: str | None = None  # a price table file (default judges/data/prices.json)
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    judge: str
+    items: int
+    calls: int = 0  # HTTP or generate calls made, retries included
+    cache_hits: int = 0
+    ok: int = 0
+    failed: int = 0  # answers that could not be parsed (kept, counted)
+    errors: int = 0  # calls that failed after every retry
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    seconds: float = 0.0
+    cancelled: bool = False
+    recovered: int = 0  # answers of a killed earlier run stored before this one started
+    failures: list[str] = field(default_factory=list)  # the first few error messages
+
+    @property
+    def done(self) -> int:
+        return self.cache_hits + self.ok + self.failed + self.errors
+
+    def lines(self) -> list[str]:
+        cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:,.4f}"
+        out = [
+            f"run {self.run_id} · judge {self.judge}",
+            f"{self.items:,} items: {self.ok:,} scored, {self.failed:,} unparseable (kept), "
+            f"{self.errors:,} failed calls, {self.cache_hits:,} from the cache",
+            f"{self.calls:,} calls · {self.prompt_tokens:,} prompt + "
+            f"{self.completion_tokens:,} completion tokens · cost {cost} · {self.seconds:,.1f} s",
+        ]
+        if self.recovered:
+            out.append(f"{self.recovered:,} answers of an interrupted run recovered first")
+        if self.cancelled:
+            out.append("cancelled: run the same command again to finish (answers so far are kept)")
+        return out + [f"failure: {m}" for m in self.failures[:5]]
+
+
+def run(
+    store: Store,
+    config: JudgeConfig,
+    selection: Selection,
+    options: RunOptions = RunOptions(),
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> RunSummary:
+    """Plan and run (blocking). Recovers killed runs first, so a rerun resumes them."""
+    store.ensure()
+    recovered = recover(store)
+    plan = plan_run(
+        store, config, selection, concurrency=options.concurrency, prices=options.prices
+    )
+    summary = asyncio.run(execute(store, plan, options, progress=progress, cancel=cancel))
+    summary.recovered = recovered
+    return summary
+
+
+async def execute(
+    store: Store,
+    plan: Plan,
+    options: RunOptions,
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> RunSummary:
+    return await _Run(store, plan, options, progress, cancel or threading.Event()).go()
+
+
+class _Run:
+    def __init__(self, store, plan: Plan, options: RunOptions, progress, cancel) -> None:
+        self.store, self.plan, self.opt = store, plan, options
+        self.progress, self.cancel = progress, cancel
+        cfg = plan.config
+        self.run_id = uuid.uuid4().hex[:16]
+        self.summary = RunSummary(self.run_id, cfg.judge, len(plan.calls))
+        self.summary.cache_hits = len(plan.done)
+        self.pending: list[CallRecord] = []
+        self.price = (
+            None
+            if cfg.backend == "transformers"
+            else price_of(cfg.model, load_prices(options.prices))
+        )
+        from judges.limits import RateLimiter
+
+        self.limiter = RateLimiter(options.rpm, options.tpm)
+
+    async def go(self) -> RunSummary:
+        cfg, started = self.plan.config, time.perf_counter()
+        with self.store.write() as con:
+            con.execute(
+                queries.UPSERT_RUN_JUDGE,
+                [cfg.judge, cfg.backend, cfg.model, cfg.prompt_version, cfg.params_json()],
+            )
+            source = f"judge run on {self.plan.selection.dataset}"
+            con.execute(
+                queries.START_RUN,
+                [self.run_id, cfg.judge, self.plan.selection.dataset, source, len(self.plan.calls)],
+            )
+        self.journal = Journal(self.store, self.run_id)
+        status = "failed"
+        try:
+            self._reuse_cached()
+            await self._call_all()
+            status = "cancelled" if self.cancel.is_set() else "complete"
+        finally:
+            self.summary.cancelled = self.cancel.is_set()
+            self.summary.seconds = time.perf_counter() - started
+            flushed = await self._flush()
+            self._finish(status if flushed else "interrupted")
+            self.journal.close(remove=flushed)
+        return self.summary
+
+    def _reuse_cached(self) -> None:
+        """The same prompt answered under another judge name: store it again, no call."""
+        for call in self.plan.calls:
+            if call.cache_key in self.plan.reuse:
+                raw, _pt, _ct = self.plan.reuse[call.cache_key]
+                self._record(call, raw, None, 0.0, 0, 0, cached=True)
+
+    async def _call_all(self) -> None:
+        todo = self.plan.to_call
+        if not todo:
+            self._tick()
+            return
+        backend = backends.create(self.plan.config)
+        sem = asyncio.Semaphore(max(1, self.opt.concurrency))
+        flusher = asyncio.create_task(self._flush_loop())
+        watcher = asyncio.create_task(self._watch_cancel())
+        try:
+            tasks = [asyncio.create_task(self._one(backend, sem, c)) for c in todo]
+            self.tasks = tasks
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            watcher.cancel()
+            flusher.cancel()
+            await backend.aclose()
+
+    async def _watch_cancel(self) -> None:
+        while not self.cancel.is_set():
+            await asyncio.sleep(0.05)
+        for t in self.tasks:
+            t.cancel()  # in-flight requests are aborted; nothing half-done is stored
+
+    async def _one(self, backend, sem: asyncio.Semaphore, call: Call) -> None:
+        async with sem:
+            error, attempt = None, 0
+            while not self.cancel.is_set():
+                await self.limiter.acquire(call.est_prompt_tokens + call.est_completion_tokens)
+                self.summary.calls += 1
+                try:
+                    done = await backend.complete(call.messages)
+                except backends.CallError as e:
+                    error = e
+                    if not e.retryable or attempt >= self.opt.max_retries:
+                        break
+                    await asyncio.sleep(self._backoff(attempt, e.retry_after))
+                    attempt += 1
+                    continue
+                self._record(
+                    call,
+                    done.text,
+                    None,
+                    done.latency_ms,
+                    done.prompt_tokens,
+                    done.completion_tokens,
+                )
+                return
+            if error is not None and not self.cancel.is_set():
+                self._record(call, None, error.message, None, 0, 0)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        wait = min(self.opt.backoff_cap_s, self.opt.backoff_s * 2**attempt)
+        wait *= random.uniform(0.5, 1.0)  # jitter: concurrent retries do not stampede
+        return max(wait, retry_after or 0.0)
+
+    def _record(self, call: Call, text, error, latency, pt, ct, *, cached: bool = False) -> None:
+        item, s = call.item, self.summary
+        if error is not None:
+            status, scores, rationale = "error", {}, None
+            s.errors += 1
+            if len(s.failures) < 20:
+                s.failures.append(f"{item.instance_id}/{item.model}: {error}")
+        else:
+            parsed = parse_judgment(text, item.skills, self.plan.scales)
+            status, scores, rationale, error = (
+                parsed.status, parsed.scores, parsed.rationale, parsed.error
+            )  # fmt: skip
+            if cached:
+                s.cache_hits += 1
+            elif status == "ok":
+                s.ok += 1
+            else:
+                s.failed += 1
+        s.prompt_tokens += pt
+        s.completion_tokens += ct
+        if self.price is not None:
+            s.cost_usd = self.price.cost(s.prompt_tokens, s.completion_tokens)
+        elif self.plan.config.backend != "transformers":
+            s.cost_usd = None
+        rec = CallRecord(
+            self.run_id, item.dataset, item.instance_id, item.model, self.plan.config.judge,
+            call.cache_key, text, rationale, status, error, latency, pt, ct, scores, cached,
+        )  # fmt: skip
+        self.journal.append(rec)  # durable before anything else happens
+        self.pending.append(rec)
+        self._tick()
+
+    def _tick(self) -> None:
+        if self.progress:
+            self.progress(self.summary)
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.opt.flush_s)
+            await self._flush()
+
+    async def _flush(self) -> bool:
+        batch, self.pending = self.pending, []
+        if not batch:
+            return True
+        try:
+            await asyncio.to_thread(write_records, self.store, batch)
+        except Exception:  # noqa: BLE001 - e.g. the app reading: keep them for the next flush
+            self.pending = batch + self.pending
+            return False
+        return True
+
+    def _finish(self, status: str) -> None:
+        s = self.summary
+        with self.store.write() as con:
+            con.execute(queries.REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd or 0.0, self.run_id])
+            con.execute(queries.FINISH_RUN, [status, self.run_id])
