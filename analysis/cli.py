@@ -126,6 +126,61 @@ def cmd_agreement(args: argparse.Namespace) -> None:
         print(f"note: {note}")
 
 
+def _csv(text: str | None) -> tuple[str, ...]:
+    return tuple(x.strip() for x in (text or "").split(",") if x.strip())
+
+
+def cmd_judge(args: argparse.Namespace) -> None:
+    # judges depends on analysis, never the reverse at import time: imported when used.
+    from judges.config import JudgeConfig
+    from judges.plan import Selection, plan_run
+    from judges.runner import RunOptions, run
+
+    store = Store(args.db)
+    config = JudgeConfig(
+        backend=args.backend,
+        model=args.model,
+        prompt_version=args.prompt,
+        rubric=f"file:{args.rubric}" if args.rubric else "store",
+        base_url=args.base_url,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        use_reference=not args.no_reference,
+        structured=args.structured,
+        name=args.name,
+        timeout_s=args.timeout,
+        device=args.device,
+        batch_size=args.batch_size,
+    )
+    selection = Selection(args.dataset, _csv(args.models), _csv(args.skills), limit=args.limit)
+    options = RunOptions(
+        concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, max_retries=args.retries,
+        prices=args.prices,
+    )  # fmt: skip
+    plan = plan_run(store, config, selection, concurrency=args.concurrency, prices=args.prices)
+    print(f"Judge {config.judge} on {args.dataset}:")
+    for line in plan.estimate.lines():
+        print(f"  {line}")
+    if args.estimate_only:
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(plan.calls), unit="item", file=sys.stderr, dynamic_ncols=True)
+
+    def progress(s) -> None:
+        bar.n = s.done
+        bar.set_postfix(ok=s.ok, failed=s.failed, errors=s.errors, calls=s.calls, refresh=False)
+        bar.refresh()
+
+    try:
+        summary = run(store, config, selection, options, progress=progress)
+    finally:
+        bar.close()
+    print("Summary:")
+    for line in summary.lines():
+        print(f"  {line}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from analysis.flask_source import DEFAULT_URL
 
@@ -186,6 +241,32 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     a.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     a.set_defaults(func=cmd_agreement)
+
+    j = sub.add_parser("judge", parents=[common], help="score responses with an LLM judge")
+    j.add_argument("--backend", required=True, choices=["openai", "transformers"])
+    j.add_argument("--model", required=True, help="API model name, or a local model folder")
+    j.add_argument("--base-url", help="OpenAI-compatible server (default $OPENAI_BASE_URL)")
+    j.add_argument("--dataset", required=True)
+    j.add_argument("--models", help="only these response models: ID,ID,…")
+    j.add_argument("--skills", help="only these skills: ID,ID,…")
+    j.add_argument("--limit", type=int, help="at most N responses")
+    j.add_argument("--concurrency", type=int, default=8)
+    j.add_argument("--rpm", type=float, help="requests per minute limit")
+    j.add_argument("--tpm", type=float, help="tokens per minute limit")
+    j.add_argument("--retries", type=int, default=4, help="retries per call (default 4)")
+    j.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+    j.add_argument("--temperature", type=float, default=0.0)
+    j.add_argument("--max-tokens", type=int, default=1024)
+    j.add_argument("--prompt", default="flask-v1", help="prompt version, or file:PATH[#id]")
+    j.add_argument("--rubric", help="rubric file (FLASK's skillset_description.json)")
+    j.add_argument("--no-reference", action="store_true", help="do not show reference answers")
+    j.add_argument("--structured", action="store_true", help="ask for a JSON object response")
+    j.add_argument("--name", help="the judge's name in the store (default: derived)")
+    j.add_argument("--device", help="transformers: cpu or cuda (default: cuda if available)")
+    j.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per batch")
+    j.add_argument("--prices", help="price table JSON (USD per 1M tokens)")
+    j.add_argument("--estimate-only", action="store_true", help="print the estimate and stop")
+    j.set_defaults(func=cmd_judge)
     return p
 
 
