@@ -247,11 +247,12 @@ WHERE r.dataset = ? AND r.text IS NOT NULL
 ORDER BY TRY_CAST(r.instance_id AS BIGINT) NULLS LAST, r.instance_id, r.model
 """
 
-# Finished calls with these content keys (any judge, any run): a cache hit costs nothing.
+# Answered calls with these content keys (any judge, any run): a cache hit costs nothing.
+# Unparseable answers are kept but not reused, so a rerun asks again.
 CACHED_JUDGMENTS = """
 SELECT cache_key, judge, raw_output, parse_status, prompt_tokens, completion_tokens
 FROM judgments
-WHERE list_contains(?::VARCHAR[], cache_key) AND parse_status <> 'error'
+WHERE list_contains(?::VARCHAR[], cache_key) AND parse_status = 'ok'
 """
 
 START_RUN = """

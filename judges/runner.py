@@ -189,6 +189,8 @@ class _Run:
                 self.summary.calls += 1
                 try:
                     done = await backend.complete(call.messages)
+                    if not done.text.strip():  # a glitch, not an answer: ask again
+                        raise backends.CallError("empty output", retryable=True)
                 except backends.CallError as e:
                     error = e
                     if not e.retryable or attempt >= self.opt.max_retries:
