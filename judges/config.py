@@ -40,8 +40,10 @@ class JudgeConfig:
         return f"{self.model} ({self.backend}, {self.prompt_version}{rubric}{ref})"
 
     def fingerprint(self) -> dict:
-        """What changes the judge's answers (not speed settings, never credentials)."""
-        keep = ("backend", "model", "prompt_version", "rubric", "base_url", "temperature")
+        """What changes the judge's answers: not speed settings, never credentials, and not
+        the server (a local server on a new port is the same judge; give two servers that
+        serve different models under one name different ``name``s)."""
+        keep = ("backend", "model", "prompt_version", "rubric", "temperature")
         d = {k: v for k, v in asdict(self).items() if k in keep}
         extra = {"max_tokens": self.max_tokens, "use_reference": self.use_reference}
         return d | extra | {"structured": self.structured}

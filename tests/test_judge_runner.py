@@ -1,0 +1,263 @@
+"""The judging runner against a real OpenAI-compatible server on loopback (tests/openai_server.py)
+with latency and faults: no lost or duplicated judgments, retries, Retry-After, cancellation,
+the cache, resume after a kill, and no API key anywhere."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from analysis.demo import build_and_write_demo
+from analysis.errors import NotFoundError
+from analysis.score_files import import_scores
+from analysis.store import Store
+from judges import backends
+from judges.config import JudgeConfig
+from judges.plan import Selection, plan_run
+from judges.runner import RunOptions, run
+from tests.openai_server import FaultPlan, OpenAIServer, scores_for
+
+REPO = Path(__file__).resolve().parent.parent
+FAST = RunOptions(concurrency=32, backoff_s=0.02, backoff_cap_s=0.2, max_retries=4, flush_s=0.1)
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("judge") / "demo.duckdb"
+    build_and_write_demo(Store(path))
+    return path
+
+
+@pytest.fixture
+def store(demo_db, tmp_path) -> Store:
+    path = tmp_path / "s.duckdb"
+    shutil.copy(demo_db, path)
+    return Store(path)
+
+
+def _q(store: Store, sql: str, params=()) -> list[tuple]:
+    con = duckdb.connect(str(store.path), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def _config(srv, **kw) -> JudgeConfig:
+    return JudgeConfig("openai", "judge-test", base_url=srv.base_url, timeout_s=0.5, **kw)
+
+
+def _judgments(store: Store, judge: str) -> list[tuple]:
+    return _q(
+        store,
+        "SELECT instance_id, model, parse_status, cache_key, raw_output, error FROM judgments "
+        "WHERE judge = ?",
+        [judge],
+    )
+
+
+def test_1000_calls_with_20_percent_faults_lose_and_duplicate_nothing_then_resume(store):
+    sel = Selection("demo", limit=1000)
+    plan = None
+    with OpenAIServer(latency=0.01, faults=FaultPlan(rate=0.2, seed=7), hang_seconds=1.5) as srv:
+        cfg = _config(srv)
+        plan = plan_run(store, cfg, sel)
+        first = run(store, cfg, sel, FAST)
+        faults = sum(1 for r in srv.requests if r.fault is not None)
+    assert first.items == 1000 and faults >= 150  # ~20% of the calls, retries included
+    rows = _judgments(store, cfg.judge)
+    keys = [r[3] for r in rows]
+    assert len(rows) == 1000 and len(set(keys)) == 1000  # every item once: none lost, none twice
+    assert {r[3] for r in rows} == {c.cache_key for c in plan.calls}
+    final = [r for r in rows if r[2] != "ok"]
+    assert len(final) == first.failed + first.errors > 0
+    assert all(r[5] for r in final)  # every final failure says why
+    # Stored scores are exactly what the server answered for that prompt.
+    expected = {c.cache_key: scores_for({"messages": c.messages}) for c in plan.calls}
+    got = _q(
+        store,
+        "SELECT j.cache_key, s.skill, s.score FROM latest_scores s JOIN judgments j "
+        "USING (judgment_id) WHERE s.judge = ?",
+        [cfg.judge],
+    )
+    assert len(got) == sum(len(expected[r[3]]) for r in rows if r[2] == "ok")
+    assert all(expected[k][skill] == score for k, skill, score in got)
+
+    with OpenAIServer(latency=0.01) as srv2:  # the faults are gone: a resume completes the rest
+        second = run(store, _config(srv2), sel, FAST)
+        assert srv2.count() == len(final)  # only the failed items are asked again
+    assert second.cache_hits == 1000 - len(final) and second.ok == len(final)
+    ok = _q(
+        store,
+        "SELECT cache_key, count(*) FROM judgments WHERE judge = ? AND parse_status = 'ok' "
+        "GROUP BY 1",
+        [cfg.judge],
+    )
+    assert len(ok) == 1000 and all(n == 1 for _, n in ok)
+    runs = _q(store, "SELECT status, n_items FROM runs WHERE judge = ?", [cfg.judge])
+    assert sorted(runs) == [("complete", 1000), ("complete", 1000)]
+
+
+def test_rerunning_a_finished_run_makes_no_call_and_a_new_name_reuses_the_answers(store):
+    sel = Selection("demo", limit=40)
+    with OpenAIServer() as srv:
+        first = run(store, _config(srv), sel, FAST)
+        n = srv.count()
+        again = run(store, _config(srv), sel, FAST)
+        assert srv.count() == n == 40 and again.calls == 0 and again.cache_hits == 40
+        renamed = run(store, _config(srv, name="same judge, new name"), sel, FAST)
+        assert srv.count() == 40 and renamed.cache_hits == 40
+        warmer = run(store, _config(srv, temperature=0.7), sel, FAST)
+        assert srv.count() == 80 and warmer.ok == 40  # another configuration: new calls
+    assert first.ok == 40
+    n_scores = _q(
+        store, "SELECT count(*) FROM latest_scores WHERE judge = ?", ["same judge, new name"]
+    )
+    assert (
+        n_scores[0][0]
+        == _q(store, "SELECT count(*) FROM latest_scores WHERE judge = ?", [_config(srv).judge])[0][
+            0
+        ]
+        > 0
+    )
+
+
+def test_a_call_that_always_fails_is_retried_then_recorded(store, tmp_path):
+    rows = [
+        dict(instance_id="x1", model="m", skill="correctness", judge="h", kind="human", score=3,
+             instruction="Add 2 and 2.", response="<<FAIL-500>> 4"),
+        dict(instance_id="x2", model="m", skill="correctness", judge="h", kind="human", score=4,
+             instruction="Add 3 and 3.", response="6"),
+    ]  # fmt: skip
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(tmp_path / "tiny.csv", index=False)
+    import_scores(store, tmp_path / "tiny.csv", dataset="tiny")
+    with OpenAIServer(faults=FaultPlan(by_marker={"<<FAIL-500>>": "500"})) as srv:
+        s = run(store, _config(srv), Selection("tiny"), FAST)
+        marked = [r for r in srv.requests if r.fault is not None]
+    assert s.ok == 1 and s.errors == 1 and len(marked) == FAST.max_retries + 1
+    err = [r for r in _judgments(store, _config(srv).judge) if r[2] == "error"]
+    assert len(err) == 1 and err[0][0] == "x1" and "HTTP 500" in err[0][5]
+
+
+def test_retry_after_is_honoured(store):
+    with OpenAIServer(faults=FaultPlan(first_n={"429": 1}, retry_after=0.4)) as srv:
+        s = run(store, _config(srv), Selection("demo", limit=1), FAST)
+        times = [r.timestamp for r in srv.requests if r.path.endswith("/chat/completions")]
+    assert s.ok == 1 and len(times) == 2
+    assert times[1] - times[0] >= 0.4  # not the 0.02 s backoff
+
+
+def test_cancel_keeps_what_was_answered_and_a_rerun_finishes(store):
+    cancel = threading.Event()
+
+    def progress(summary):
+        if summary.done >= 20:
+            cancel.set()
+
+    sel = Selection("demo", limit=200)
+    with OpenAIServer(latency=0.05) as srv:
+        opts = RunOptions(concurrency=4, flush_s=0.05)
+        s = run(store, _config(srv), sel, opts, progress=progress, cancel=cancel)
+        assert s.cancelled and 20 <= s.done < 200
+        status = _q(store, "SELECT status FROM runs WHERE run_id = ?", [s.run_id])
+        assert status == [("cancelled",)]
+        stored = len(_judgments(store, _config(srv).judge))
+        assert stored == s.ok + s.failed + s.errors
+        rest = run(store, _config(srv), sel, opts)
+    assert rest.cache_hits == stored and rest.ok + rest.cache_hits + rest.failed == 200
+    keys = [r[3] for r in _judgments(store, _config(srv).judge) if r[2] == "ok"]
+    assert len(keys) == len(set(keys))
+
+
+def test_sigkill_mid_run_then_rerun_resumes_without_duplicates_or_repaying(store):
+    with OpenAIServer(latency=0.15) as srv:
+        cmd = [sys.executable, "-m", "analysis", "judge", "--db", str(store.path), "--backend",
+               "openai", "--model", "judge-test", "--base-url", srv.base_url, "--dataset", "demo",
+               "--limit", "120", "--concurrency", "4", "--timeout", "5"]  # fmt: skip
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        journal = store.path.with_name(store.path.name + ".journal")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            lines = (
+                sum(len(p.read_text().splitlines()) for p in journal.glob("*.jsonl"))
+                if journal.exists()
+                else 0
+            )
+            if lines >= 30:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        answered_before = srv.count()
+        assert 30 <= answered_before < 120
+        done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        asked_again = srv.count() - answered_before
+    # Everything paid before the kill was recovered from the journal, not asked again: only
+    # the calls in flight at the kill (at most the concurrency) are repeated.
+    assert asked_again <= 120 - answered_before + 4
+    assert "recovered" in done.stdout
+    rows = _judgments(store, "judge-test (openai, flask-v1)")
+    keys = [r[3] for r in rows]
+    assert len(rows) == 120 and len(set(keys)) == 120
+    statuses = _q(store, "SELECT status FROM runs WHERE judge = ? ORDER BY started_at",
+                  ["judge-test (openai, flask-v1)"])  # fmt: skip
+    assert statuses == [("interrupted",), ("complete",)]
+
+
+def test_the_api_key_never_reaches_the_store_journal_or_output(store, monkeypatch, capsys):
+    secret = "sk-finegrain-SECRET-1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    from analysis.cli import main
+
+    with OpenAIServer(faults=FaultPlan(first_n={"500": 2})) as srv:
+        code = main(["judge", "--db", str(store.path), "--backend", "openai", "--model",
+                     "judge-test", "--base-url", srv.base_url, "--dataset", "demo", "--limit", "5",
+                     "--retries", "0"])  # fmt: skip
+        auth = {r.header("authorization") for r in srv.requests}
+    assert code == 0 and auth == {f"Bearer {secret}"}  # it was used…
+    out = capsys.readouterr()
+    assert secret not in out.out + out.err  # …and shown nowhere
+    assert secret.encode() not in store.path.read_bytes()
+    wal = Path(f"{store.path}.wal")
+    assert not wal.exists() or secret.encode() not in wal.read_bytes()
+    journal = store.path.with_name(store.path.name + ".journal")
+    for p in journal.glob("*") if journal.exists() else []:
+        assert secret not in p.read_text()
+    params = _q(store, "SELECT params FROM judges WHERE backend = 'openai'")
+    assert params and all(secret not in p for (p,) in params)
+
+
+def test_unknown_backend_lists_the_known_ones():
+    with pytest.raises(NotFoundError, match="Known backends: openai, transformers"):
+        backends.create(JudgeConfig("nonesuch", "m"))
+
+
+def test_estimate_uses_the_price_table(store, tmp_path):
+    prices = tmp_path / "p.json"
+    prices.write_text('{"my-model": [1.0, 2.0]}')
+    cfg = JudgeConfig("openai", "my-model-2026", base_url="http://127.0.0.1:9/v1")
+    plan = plan_run(store, cfg, Selection("demo", limit=10), prices=str(prices))
+    est = plan.estimate
+    assert est.calls == 10 and est.cache_hits == 0
+    assert est.cost_usd == pytest.approx(
+        (est.prompt_tokens * 1.0 + est.completion_tokens * 2.0) / 1e6
+    )
+    unknown = plan_run(
+        store, JudgeConfig("openai", "zzz", base_url="http://x/v1"), Selection("demo", limit=2)
+    )
+    assert unknown.estimate.cost_usd is None
