@@ -250,7 +250,7 @@ ORDER BY TRY_CAST(r.instance_id AS BIGINT) NULLS LAST, r.instance_id, r.model
 # Answered calls with these content keys (any judge, any run): a cache hit costs nothing.
 # Unparseable answers are kept but not reused, so a rerun asks again.
 CACHED_JUDGMENTS = """
-SELECT cache_key, judge, raw_output, parse_status, prompt_tokens, completion_tokens
+SELECT cache_key, judge, instance_id, model, raw_output, prompt_tokens, completion_tokens
 FROM judgments
 WHERE list_contains(?::VARCHAR[], cache_key) AND parse_status = 'ok'
 """
@@ -282,11 +282,12 @@ UPDATE runs SET
 WHERE run_id = ?
 """
 
-# One judgment per (run, call): a later answer replaces an earlier failed call of the run.
+# One judgment per (run, item): a later answer replaces an earlier failed call of the run.
 DROP_FAILED_CALLS = """
 DELETE FROM judgments WHERE parse_status = 'error'
   AND EXISTS (SELECT 1 FROM pending_judgments p
-              WHERE p.run_id = judgments.run_id AND p.cache_key = judgments.cache_key)
+              WHERE p.run_id = judgments.run_id AND p.dataset = judgments.dataset
+                AND p.instance_id = judgments.instance_id AND p.model = judgments.model)
 """
 
 MARK_INTERRUPTED = """
@@ -302,7 +303,8 @@ SELECT p.run_id, p.dataset, p.instance_id, p.model, p.judge, p.raw_output, p.rat
        p.parse_status, p.error, p.latency_ms, p.prompt_tokens, p.completion_tokens, p.cache_key
 FROM pending_judgments p
 WHERE NOT EXISTS (SELECT 1 FROM judgments j
-                  WHERE j.run_id = p.run_id AND j.cache_key = p.cache_key)
+                  WHERE j.run_id = p.run_id AND j.dataset = p.dataset
+                    AND j.instance_id = p.instance_id AND j.model = p.model)
 """
 
 SUPERSEDE_PENDING_SCORES = """
@@ -318,12 +320,13 @@ INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_i
 SELECT s.dataset, s.instance_id, s.model, s.judge, s.skill, s.score::DOUBLE, j.judgment_id,
        s.run_id
 FROM pending_scores s
-JOIN judgments j ON j.run_id = s.run_id AND j.cache_key = s.cache_key
+JOIN judgments j ON j.run_id = s.run_id AND j.dataset = s.dataset
+ AND j.instance_id = s.instance_id AND j.model = s.model
 """
 
-STORED_CALLS = """
-SELECT cache_key FROM judgments
-WHERE run_id = ? AND list_contains(?::VARCHAR[], cache_key) AND parse_status <> 'error'
+STORED_ITEMS = """
+SELECT dataset, instance_id, model FROM judgments
+WHERE run_id = ? AND parse_status <> 'error'
 """
 
 UPSERT_RUN_JUDGE = """

@@ -4,6 +4,7 @@ what the cache already answers, and the estimated tokens, cost and time."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from analysis import queries
 from analysis.errors import InputError
@@ -75,16 +76,42 @@ class Plan:
     config: JudgeConfig
     selection: Selection
     calls: tuple[Call, ...]  # every item of the selection
-    done: frozenset[str]  # keys this judge already answered: nothing to do
-    reuse: dict  # key → (raw_output, prompt_tokens, completion_tokens) from another judge name
+    done: frozenset[tuple[str, str, str]]  # (instance, model, key) this judge answered
+    reuse: dict  # key → (raw_output, prompt_tokens, completion_tokens) of an earlier answer
     scales: dict[str, tuple[float, float]]
     estimate: Estimate
 
+    def is_done(self, c: Call) -> bool:
+        return (c.item.instance_id, c.item.model, c.cache_key) in self.done
+
+    @property
+    def to_reuse(self) -> list[Call]:
+        """Items whose prompt was answered before (for another item or judge name): no call."""
+        return [c for c in self.calls if not self.is_done(c) and c.cache_key in self.reuse]
+
     @property
     def to_call(self) -> list[Call]:
-        return [
-            c for c in self.calls if c.cache_key not in self.done and c.cache_key not in self.reuse
-        ]
+        """Items to ask, one call per distinct prompt (items with the same prompt share it)."""
+        seen: set[str] = set()
+        out = []
+        for c in self.calls:
+            if self.is_done(c) or c.cache_key in self.reuse or c.cache_key in seen:
+                continue
+            seen.add(c.cache_key)
+            out.append(c)
+        return out
+
+    @cached_property
+    def _by_key(self) -> dict[str, list[Call]]:
+        out: dict[str, list[Call]] = {}
+        for c in self.calls:
+            if not self.is_done(c):
+                out.setdefault(c.cache_key, []).append(c)
+        return out
+
+    def sharing(self, call: Call) -> list[Call]:
+        """The not-yet-done items asking exactly this prompt (the call itself included)."""
+        return self._by_key.get(call.cache_key, [])
 
 
 def load_rubrics(store: Store, config: JudgeConfig) -> dict[str, Rubric]:
@@ -136,8 +163,8 @@ def plan_run(
     keys = [c.cache_key for c in calls]
     with store.read() as con:
         cached = con.execute(queries.CACHED_JUDGMENTS, [keys]).fetchall()
-    done = frozenset(k for k, judge, *_ in cached if judge == config.judge)
-    reuse = {k: (raw, pt or 0, ct or 0) for k, judge, raw, _s, pt, ct in cached if k not in done}
+    done = frozenset((i, m, k) for k, judge, i, m, *_ in cached if judge == config.judge)
+    reuse = {k: (raw, pt or 0, ct or 0) for k, _j, _i, _m, raw, pt, ct in cached}
     scales = {s: (r.scale_min, r.scale_max) for s, r in rubrics.items()}
     plan = Plan(config, sel, tuple(calls), done, reuse, scales, Estimate(0, 0, 0, 0, None, 0))
     return _with_estimate(plan, concurrency, prices)
@@ -157,6 +184,6 @@ def _with_estimate(plan: Plan, concurrency: int, prices) -> Plan:
         price = price_of(cfg.model, load_prices(prices) if not isinstance(prices, dict) else prices)
         cost = price.cost(pt, ct) if price else None
         seconds = len(todo) * API_SECONDS_PER_CALL / max(concurrency, 1)
-    hits = len(plan.calls) - len(todo)
+    hits = len(plan.calls) - sum(len(plan.sharing(c)) for c in todo)
     est = Estimate(len(todo), hits, pt, ct, cost, seconds)
     return Plan(plan.config, plan.selection, plan.calls, plan.done, plan.reuse, plan.scales, est)

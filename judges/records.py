@@ -1,6 +1,7 @@
-"""What a judging run writes: one record per call, first to an append-only journal (fsync'd as
-each answer arrives, so a killed process loses nothing it paid for), then to the store in
-small transactions. Replaying a journal is idempotent: one judgment per (run, call)."""
+"""What a judging run writes: one record per item (instance × model), first to an append-only
+journal (fsync'd as each answer arrives, so a killed process loses nothing it paid for), then
+to the store in small transactions. Replaying a journal is idempotent: one judgment per
+(run, item)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ class CallRecord:
     completion_tokens: int
     scores: dict[str, float | None] = field(default_factory=dict)  # skill → score, None = N/A
     cached: bool = False  # reused from an earlier call: no tokens paid in this run
+
+    @property
+    def item(self) -> tuple[str, str, str]:
+        return (self.dataset, self.instance_id, self.model)
 
 
 def journal_dir(store: Store) -> Path:
@@ -91,9 +96,8 @@ def write_records(store: Store, records: list[CallRecord]) -> int:
     new = 0
     with store.write() as con:
         for run_id, recs in by_run.items():
-            keys = [r.cache_key for r in recs]
-            stored = {k for (k,) in con.execute(queries.STORED_CALLS, [run_id, keys]).fetchall()}
-            fresh = {r.cache_key: r for r in recs if r.cache_key not in stored}  # last wins
+            stored = {tuple(r) for r in con.execute(queries.STORED_ITEMS, [run_id]).fetchall()}
+            fresh = {r.item: r for r in recs if r.item not in stored}  # last answer wins
             if not fresh:
                 continue
             new += len(fresh)

@@ -6,6 +6,7 @@ same selection again (only calls without a stored answer are made)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import threading
 import time
@@ -113,7 +114,7 @@ class _Run:
         cfg = plan.config
         self.run_id = uuid.uuid4().hex[:16]
         self.summary = RunSummary(self.run_id, cfg.judge, len(plan.calls))
-        self.summary.cache_hits = len(plan.done)
+        self.summary.cache_hits = sum(1 for c in plan.calls if plan.is_done(c))
         self.pending: list[CallRecord] = []
         self.price = (
             None
@@ -123,6 +124,7 @@ class _Run:
         from judges.limits import RateLimiter
 
         self.limiter = RateLimiter(options.rpm, options.tpm)
+        self.flush_lock = asyncio.Lock()
 
     async def go(self) -> RunSummary:
         cfg, started = self.plan.config, time.perf_counter()
@@ -151,11 +153,10 @@ class _Run:
         return self.summary
 
     def _reuse_cached(self) -> None:
-        """The same prompt answered under another judge name: store it again, no call."""
-        for call in self.plan.calls:
-            if call.cache_key in self.plan.reuse:
-                raw, _pt, _ct = self.plan.reuse[call.cache_key]
-                self._record(call, raw, None, 0.0, 0, 0, cached=True)
+        """A prompt answered before (another item, another judge name): stored again, no call."""
+        for call in self.plan.to_reuse:
+            raw, _pt, _ct = self.plan.reuse[call.cache_key]
+            self._record(call, raw, None, 0.0, 0, 0, cached=True)
 
     async def _call_all(self) -> None:
         todo = self.plan.to_call
@@ -164,7 +165,8 @@ class _Run:
             return
         backend = backends.create(self.plan.config)
         sem = asyncio.Semaphore(max(1, self.opt.concurrency))
-        flusher = asyncio.create_task(self._flush_loop())
+        stop = asyncio.Event()
+        flusher = asyncio.create_task(self._flush_loop(stop))
         watcher = asyncio.create_task(self._watch_cancel())
         try:
             tasks = [asyncio.create_task(self._one(backend, sem, c)) for c in todo]
@@ -172,7 +174,8 @@ class _Run:
             await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             watcher.cancel()
-            flusher.cancel()
+            stop.set()  # never cancel a flush half-way: its batch would be dropped
+            await flusher
             await backend.aclose()
 
     async def _watch_cancel(self) -> None:
@@ -198,17 +201,13 @@ class _Run:
                     await asyncio.sleep(self._backoff(attempt, e.retry_after))
                     attempt += 1
                     continue
-                self._record(
-                    call,
-                    done.text,
-                    None,
-                    done.latency_ms,
-                    done.prompt_tokens,
-                    done.completion_tokens,
-                )
+                for i, c in enumerate(self.plan.sharing(call)):  # tokens paid once
+                    pt, ct = (done.prompt_tokens, done.completion_tokens) if i == 0 else (0, 0)
+                    self._record(c, done.text, None, done.latency_ms, pt, ct, cached=i > 0)
                 return
             if error is not None and not self.cancel.is_set():
-                self._record(call, None, error.message, None, 0, 0)
+                for c in self.plan.sharing(call):
+                    self._record(c, None, error.message, None, 0, 0)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         wait = min(self.opt.backoff_cap_s, self.opt.backoff_s * 2**attempt)
@@ -251,21 +250,23 @@ class _Run:
         if self.progress:
             self.progress(self.summary)
 
-    async def _flush_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.opt.flush_s)
+    async def _flush_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.opt.flush_s)
             await self._flush()
 
     async def _flush(self) -> bool:
-        batch, self.pending = self.pending, []
-        if not batch:
+        async with self.flush_lock:  # one writer at a time, in order
+            batch, self.pending = self.pending, []
+            if not batch:
+                return True
+            try:
+                await asyncio.to_thread(write_records, self.store, batch)
+            except Exception:  # noqa: BLE001 - e.g. the app reading: keep them for next time
+                self.pending = batch + self.pending
+                return False
             return True
-        try:
-            await asyncio.to_thread(write_records, self.store, batch)
-        except Exception:  # noqa: BLE001 - e.g. the app reading: keep them for the next flush
-            self.pending = batch + self.pending
-            return False
-        return True
 
     def _finish(self, status: str) -> None:
         s = self.summary
