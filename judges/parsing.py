@@ -88,14 +88,17 @@ class _Request:
 
     @classmethod
     def of(cls, skills: Sequence[str], scales: Mapping[str, tuple[float, float]] | None):
-        ids = tuple(dict.fromkeys(s for s in skills if isinstance(s, str)))
         lookup: dict[str, str] = {}
-        for s in ids:
+        ids: list[str] = []
+        for s in skills:
+            if not isinstance(s, str) or _identity(s) in lookup:
+                continue  # two spellings of one skill are one request
+            ids.append(s)
             lookup.setdefault(_canon(s), s)
-            lookup.setdefault(normalise_skill(s) or _canon(s), s)
+            lookup.setdefault(_identity(s), s)
         given = scales or {}
         bounds = {s: _bounds(given.get(s, DEFAULT_SCALE)) for s in ids}
-        return cls(ids, bounds, lookup)
+        return cls(tuple(ids), bounds, lookup)
 
     def match(self, key: object) -> str | None:
         """The requested id a key names (FLASK spellings, or case/space-insensitive), or None."""
@@ -108,6 +111,10 @@ class _Request:
 def _bounds(scale: tuple[float, float]) -> tuple[float, float]:
     lo, hi = scale
     return float(lo), float(hi)
+
+
+def _identity(skill: str) -> str:
+    return normalise_skill(skill) or _canon(skill)
 
 
 def _canon(key: str) -> str:
