@@ -40,7 +40,8 @@ _LINE = re.compile(
 _MAX_LINE = 200  # longer lines are prose; also keeps the regexes linear on huge inputs
 _PYTHON_WORDS = {"null": "None", "true": "True", "false": "False", "n/a": "'N/A'", "na": "'N/A'"}
 _BARE_WORD = re.compile(r"([:,\[{]\s*)(null|true|false|N/A|n/a|NA)(?=\s*[,}\]])")
-_BRACKETS = re.compile(r"[{}\"'\\\n]")
+_BRACKETS = re.compile(r"[{}\"']")
+_STRING_END = {'"': re.compile(r'(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'")}
 _FENCE = re.compile(r"^```[\w-]*\s*\n(?P<body>.*)\n\s*```$", re.S)
 
 
@@ -174,28 +175,35 @@ def _read_block(block: str) -> tuple[dict | None, str]:
 def _last_block(text: str) -> tuple[tuple[int, int] | None, bool]:
     """(start, end) of the last top-level {...} block, and whether the text ends inside one.
 
-    Braces inside quoted strings do not count. A single quote that meets a line end was an
-    apostrophe in prose, not a string (neither JSON nor Python strings span lines that way).
+    Braces inside quoted strings do not count. A quote starts a string only where a dict allows
+    one (after ``{ [ , :``), so the apostrophe in "{user's name}" is prose; so is a single
+    quote whose string would run past the line end (Python strings cannot), as in a quoted
+    typo like "{mode: 'strict}".
     """
-    last, depth, start, quote, skip = None, 0, 0, "", -1
-    for m in _BRACKETS.finditer(text):
+    last, depth, start, pos = None, 0, 0, 0
+    while (m := _BRACKETS.search(text, pos)) is not None:
         i, ch = m.start(), m[0]
-        if i <= skip:
-            continue
-        if quote:
-            if ch == "\\":
-                skip = i + 1
-            elif ch == quote or (ch == "\n" and quote == "'"):
-                quote = ""
-        elif ch in "\"'":
-            quote = ch if depth else ""
-        elif ch == "{":
+        pos = i + 1
+        if ch == "{":
             start = i if depth == 0 else start
             depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            last = (start, i + 1) if depth == 0 else last
+        elif ch == "}":
+            if depth:  # a stray "}" in prose closes nothing
+                depth -= 1
+                last = (start, i + 1) if depth == 0 else last
+        elif depth and _opens_string(text, i):
+            closed = _STRING_END[ch].match(text, pos)
+            if closed is None and ch == '"':
+                return last, True  # the text ends inside a JSON string
+            pos = closed.end() if closed else pos
     return last, depth > 0
+
+
+def _opens_string(text: str, i: int) -> bool:
+    j = i - 1
+    while j >= 0 and text[j] in " \t\r\n":
+        j -= 1
+    return j >= 0 and text[j] in "{[,:"
 
 
 def _before(text: str, start: int) -> str | None:

@@ -231,6 +231,13 @@ The response is accurate and tight, but the headings are inconsistent.
 
 {"correctness": 5, "readability": 3, "conciseness": 5}"""
 
+APOSTROPHES_IN_BRACES = """Readability: the placeholder {user's name} isn't filled in, \
+and the closing line reads "Best, {signature}", which looks unfinished.
+Correctness: the dates are right, though the code sample `opts = {mode: 'strict};` lacks a
+closing quote. Conciseness: fine.
+
+{'Logical Correctness': 5, 'Readability': 2, 'Conciseness': 4}"""
+
 TRUNCATED_STRUCTURED = (
     '{"feedback": "The response correctly identifies the main causes of the French Revolution,'
     " but the discussion of the fiscal crisis is superficial and the"
@@ -465,6 +472,20 @@ CASES = [
         FORMAT_ECHO,
         {"correctness": 5, "readability": 3, "conciseness": 5},
         "last-block",
+    ),  # fmt: skip
+    ok(
+        "apostrophes-inside-prose-braces",
+        APOSTROPHES_IN_BRACES,
+        {"correctness": 5, "readability": 2, "conciseness": 4},
+        "python-dict",
+    ),  # fmt: skip
+    ok(
+        "stray-closing-brace-in-prose",
+        "The code's closing } is misplaced, so its output is not valid JSON.\n\n"
+        "{'Logical Correctness': 2, 'Readability': 3, 'Conciseness': 4}",
+        {"correctness": 2, "readability": 3, "conciseness": 4},
+        "python-dict",
+        rationale="The code's closing } is misplaced, so its output is not valid JSON.",
     ),  # fmt: skip
     # Custom criteria with their own scales.
     ok(
