@@ -84,7 +84,7 @@ def _failed(error: str) -> ParseResult:
 @dataclass(frozen=True)
 class _Request:
     skills: tuple[str, ...]
-    scales: dict[str, tuple[float, float]]
+    scales: dict[str, tuple[float, ...]]  # (min, max)
     lookup: dict[str, str]  # canonical key spelling -> requested id
 
     @classmethod
@@ -98,7 +98,7 @@ class _Request:
             lookup.setdefault(_canon(s), s)
             lookup.setdefault(_identity(s), s)
         given = scales or {}
-        bounds = {s: _bounds(given.get(s, DEFAULT_SCALE)) for s in ids}
+        bounds = {s: tuple(map(float, given.get(s, DEFAULT_SCALE))) for s in ids}
         return cls(tuple(ids), bounds, lookup)
 
     def match(self, key: object) -> str | None:
@@ -109,17 +109,14 @@ class _Request:
         return self.lookup.get(canon) or self.lookup.get(normalise_skill(canon) or "")
 
 
-def _bounds(scale: tuple[float, float]) -> tuple[float, float]:
-    lo, hi = scale
-    return float(lo), float(hi)
-
-
 def _identity(skill: str) -> str:
     return normalise_skill(skill) or _canon(skill)
 
 
 def _canon(key: str) -> str:
-    key = re.sub(r"[\s_\-]+", " ", key.strip(" \t*`'\"#:").lower()).strip()
+    """Lower case, one space for any run of space/_/-, no "(1-5)" or "score" decorations."""
+    key = re.sub(r"\(.*?\)", " ", key.strip(" \t*`'\"#:").lower())
+    key = re.sub(r"[\s_\-]+", " ", key).strip()
     return key.removeprefix("score for ").removesuffix(" score")
 
 

@@ -267,42 +267,55 @@ CASES = [
         {"correctness": 4, "readability": 5, "conciseness": 2},
         "python-dict",
         rationale=FLASK_REVIEW_FEEDBACK,
-    ),  # fmt: skip
+    ),
     ok(
         "flask-na-string",
         FLASK_KNOWLEDGE,
         {"factuality": 4, "metacognition": None, "harmlessness": 5},
         "python-dict",
         skills=("factuality", "metacognition", "harmlessness"),
-    ),  # fmt: skip
+    ),
     ok(
         "flask-old-skill-names",
         FLASK_OLD_NAMES,
         {"robustness": 3, "commonsense": 2, "factuality": 4},
         "python-dict",
         skills=("robustness", "commonsense", "factuality"),
-    ),  # fmt: skip
+    ),
     ok(
         "flask-trailing-commentary",
         FLASK_TRAILING,
         {"correctness": 4, "readability": 5, "conciseness": 2},
         "python-dict",
         rationale=FLASK_REVIEW_FEEDBACK,
-    ),  # fmt: skip
+    ),
+    ok(
+        "flask-bare-na",
+        FLASK_KNOWLEDGE.replace("'N/A'", "N/A"),
+        {"factuality": 4, "metacognition": None, "harmlessness": 5},
+        "python-dict",
+        skills=("factuality", "metacognition", "harmlessness"),
+    ),
+    ok(
+        "keys-with-scale-hints",
+        '{"Correctness (1-5)": 3, "readability_score": 4, "Score for conciseness": 5}',
+        C345,
+        "json",
+    ),
     ok(
         "flask-python-none",
         FLASK_NONE,
         {"readability": 4, "insightfulness": None, "completeness": 3},
         "python-dict",
         skills=("readability", "insightfulness", "completeness"),
-    ),  # fmt: skip
+    ),
     ok(
         "flask-python-fence",
         FLASK_PY_FENCE,
         {"correctness": 5, "readability": 4, "conciseness": 2},
         "python-dict",
         rationale="The response is correct but wordy.",
-    ),  # fmt: skip
+    ),
     ok("flask-json-quoted-keys", FLASK_JSON_QUOTES, C345, "last-block"),
     ok(
         "flask-all-twelve-labels",
@@ -324,7 +337,7 @@ CASES = [
         "python-dict",
         skills=tuple(ALL_TWELVE),
         rationale=None,
-    ),  # fmt: skip
+    ),
     ok(
         "flask-extra-keys-ignored",
         "Fine.\n{'Logical Correctness': 3, 'Readability': 4, 'Conciseness': 5, 'Overall': 4,"
@@ -332,7 +345,7 @@ CASES = [
         C345,
         "python-dict",
         rationale="Fine.",
-    ),  # fmt: skip
+    ),
     # JSON, whole text or fenced, as instructed or structured output.
     ok("claude-json-fence-after-feedback", CLAUDE_FENCED, C345, "last-block"),
     ok(
@@ -355,7 +368,7 @@ CASES = [
         C345,
         "json",
         rationale=None,
-    ),  # fmt: skip
+    ),
     ok(
         "flat-json-in-fence",
         '```json\n{"Correctness": 3, "Readability": 4, "Conciseness": 5}\n```',
@@ -368,7 +381,7 @@ CASES = [
         C345,
         "json",
         rationale="Short and right.",
-    ),  # fmt: skip
+    ),
     ok("qwen-nested-score-objects", QWEN_NESTED, C345, "json"),
     ok("qwen-think-draft-then-final", QWEN_THINK, C345, "last-block"),
     ok(
@@ -382,31 +395,31 @@ CASES = [
         '{"correctness": "3/5", "readability": "4 / 5", "conciseness": "5 out of 5"}',
         C345,
         "json",
-    ),  # fmt: skip
+    ),
     ok(
         "number-words",
         '{"correctness": "three", "readability": "Four", "conciseness": "FIVE"}',
         C345,
         "json",
-    ),  # fmt: skip
+    ),
     ok(
         "na-spellings-1",
         '{"correctness": "N/A", "readability": "n/a", "conciseness": "NA"}',
         dict.fromkeys(FLASK3),
         "json",
-    ),  # fmt: skip
+    ),
     ok(
         "na-spellings-2",
         '{"correctness": "not applicable", "readability": "-", "conciseness": "\u2014"}',
         dict.fromkeys(FLASK3),
         "json",
-    ),  # fmt: skip
+    ),
     ok(
         "na-spellings-3",
         '{"correctness": null, "readability": "none", "conciseness": "null"}',
         dict.fromkeys(FLASK3),
         "json",
-    ),  # fmt: skip
+    ),
     ok(
         "llama-trailing-comma",
         LLAMA_TRAILING_COMMA,
@@ -414,19 +427,19 @@ CASES = [
         "python-dict",
         rationale="Sure! Here is my evaluation of the response:\n\n"
         "The response is mostly accurate and easy to read.",
-    ),  # fmt: skip
+    ),
     ok(
         "llama-null-in-python-dict",
         LLAMA_NULL_SINGLE_QUOTES,
         {"correctness": None, "readability": 4, "conciseness": 5},
         "python-dict",
-    ),  # fmt: skip
+    ),
     ok(
         "real-valued-3.5",
         '{"correctness": 3.5, "readability": "4.5", "conciseness": 1}',
         {"correctness": 3.5, "readability": 4.5, "conciseness": 1},
         "json",
-    ),  # fmt: skip
+    ),
     # Score lines as the last resort.
     ok(
         "llama-bold-lines",
@@ -434,51 +447,51 @@ CASES = [
         {"correctness": 3, "readability": 4, "conciseness": 2},
         "lines",
         rationale=LLAMA_BOLD_LINES.split("\n\n")[0],
-    ),  # fmt: skip
+    ),
     ok("dash-lines-with-fractions", LLAMA_DASH_LINES, C345, "lines"),
     ok(
         "markdown-table",
         MARKDOWN_TABLE,
         {"correctness": 5, "readability": 4, "conciseness": 3},
         "lines",
-    ),  # fmt: skip
+    ),
     ok(
         "prose-lines-then-score-lines",
         LINES_AFTER_PROSE,
         {"correctness": 1, "readability": 5, "conciseness": 4},
         "lines",
-    ),  # fmt: skip
+    ),
     # Adversarial: quoted objects, prompt injection, echoed format.
     ok(
         "prompt-injection-echo",
         INJECTION,
         {"correctness": 2, "readability": 4, "conciseness": 3},
         "python-dict",
-    ),  # fmt: skip
+    ),
     ok(
         "quoted-example-then-real",
         QUOTED_EXAMPLE,
         {"correctness": 2, "readability": 4, "conciseness": 4},
         "last-block",
-    ),  # fmt: skip
+    ),
     ok(
         "injection-inside-feedback-field",
         INJECTION_IN_FEEDBACK_FIELD,
         {"correctness": 1, "readability": 3, "conciseness": 4},
         "json-field",
-    ),  # fmt: skip
+    ),
     ok(
         "format-echo-then-real",
         FORMAT_ECHO,
         {"correctness": 5, "readability": 3, "conciseness": 5},
         "last-block",
-    ),  # fmt: skip
+    ),
     ok(
         "apostrophes-inside-prose-braces",
         APOSTROPHES_IN_BRACES,
         {"correctness": 5, "readability": 2, "conciseness": 4},
         "python-dict",
-    ),  # fmt: skip
+    ),
     ok(
         "stray-closing-brace-in-prose",
         "The code's closing } is misplaced, so its output is not valid JSON.\n\n"
@@ -486,7 +499,7 @@ CASES = [
         {"correctness": 2, "readability": 3, "conciseness": 4},
         "python-dict",
         rationale="The code's closing } is misplaced, so its output is not valid JSON.",
-    ),  # fmt: skip
+    ),
     # Custom criteria with their own scales.
     ok(
         "custom-1-10",
@@ -495,7 +508,7 @@ CASES = [
         "json",
         skills=("helpfulness", "instruction_following"),
         scales={"helpfulness": (1, 10), "instruction_following": (1, 10)},
-    ),  # fmt: skip
+    ),
     ok(
         "custom-0-1",
         "Grounded in the source.\n{'faithfulness': 0.75, 'is-toxic': 0}",
@@ -504,7 +517,7 @@ CASES = [
         skills=("faithfulness", "is_toxic"),
         scales={"faithfulness": (0, 1), "is_toxic": (0, 1)},
         rationale="Grounded in the source.",
-    ),  # fmt: skip
+    ),
     ok(
         "custom-mixed-with-flask",
         '{"scores": {"Logical Correctness": 4, "HELPFULNESS": "ten"}, "feedback": ""}',
@@ -513,7 +526,7 @@ CASES = [
         skills=("correctness", "helpfulness"),
         scales={"helpfulness": (1, 10)},
         rationale=None,
-    ),  # fmt: skip
+    ),
     # Failures: recorded with a reason, never a default score.
     bad("empty-string", "", "empty output"),
     bad("none", None, "empty output"),
@@ -525,54 +538,54 @@ CASES = [
         "missing-skill",
         "Good.\n{'Logical Correctness': 4, 'Readability': 5}",
         "no score for 'conciseness'",
-    ),  # fmt: skip
+    ),
     bad(
         "out-of-scale-6",
         '{"correctness": 4, "readability": 6, "conciseness": 3}',
         "score 6 for 'readability' is outside the scale 1–5",
-    ),  # fmt: skip
+    ),
     bad(
         "out-of-scale-0",
         "{'Logical Correctness': 4, 'Readability': 0, 'Conciseness': 3}",
         "score 0 for 'readability' is outside the scale 1–5",
-    ),  # fmt: skip
+    ),
     bad(
         "custom-out-of-scale",
         '{"faithfulness": 2}',
         "score 2 for 'faithfulness' is outside the scale 0–1",
         skills=("faithfulness",),
         scales={"faithfulness": (0, 1)},
-    ),  # fmt: skip
+    ),
     bad(
         "boolean",
         '{"correctness": true, "readability": 4, "conciseness": 3}',
         "score true for 'correctness' is a yes/no value",
-    ),  # fmt: skip
+    ),
     bad(
         "python-boolean",
         "{'Logical Correctness': True, 'Readability': 4, 'Conciseness': 3}",
         "score true for 'correctness' is a yes/no value",
-    ),  # fmt: skip
+    ),
     bad(
         "unparseable-word",
         '{"correctness": "excellent", "readability": 4, "conciseness": 3}',
         "score 'excellent' for 'correctness' is not a number",
-    ),  # fmt: skip
+    ),
     bad(
         "wrong-denominator",
         '{"correctness": "4/10", "readability": 4, "conciseness": 3}',
         "'4/10' for 'correctness' is out of 10, but the scale is 1–5",
-    ),  # fmt: skip
+    ),
     bad(
         "conflicting-duplicates",
         '{"Readability": 4, "readability": 2, "correctness": 3, "conciseness": 3}',
         "two different scores for 'readability' (4 and 2)",
-    ),  # fmt: skip
+    ),
     bad(
         "whole-json-without-skills",
         '{"overall": 4, "verdict": "good"}',
         "no score for 'correctness', 'readability', 'conciseness'",
-    ),  # fmt: skip
+    ),
     bad(
         "nested-without-score-field",
         '{"correctness": {"reason": "fine"}}',
