@@ -15,6 +15,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -42,6 +43,7 @@ _PYTHON_WORDS = {"null": "None", "true": "True", "false": "False", "n/a": "'N/A'
 _BARE_WORD = re.compile(r"([:,\[{]\s*)(null|true|false|N/A|n/a|NA)(?=\s*[,}\]])")
 _BRACKETS = re.compile(r"[{}\"']")
 _STRING_END = {'"': re.compile(r'(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'")}
+_OPENER = re.compile(r"(?:```[\w-]*|<[\w-]+>|\b[A-Za-z_]\w*\s*=)\Z")
 _FENCE = re.compile(r"^```[\w-]*\s*\n(?P<body>.*)\n\s*```$", re.S)
 
 
@@ -67,18 +69,14 @@ def parse_judgment(
 ) -> ParseResult:
     """Scores for ``skills`` from a judge's output, or a failure saying why there are none."""
     if not isinstance(text, str) or not text.strip():
-        return _failed("empty output")
+        return ParseResult("failed", error="empty output")
     request = _Request.of(skills, scales)
     if not request.skills:
-        return _failed("no skills were requested")
+        return ParseResult("failed", error="no skills were requested")
     try:
         return _parse(text, request)
     except _BadScores as e:
-        return _failed(str(e))
-
-
-def _failed(error: str) -> ParseResult:
-    return ParseResult("failed", {}, None, error, "")
+        return ParseResult("failed", error=str(e))
 
 
 @dataclass(frozen=True)
@@ -144,9 +142,7 @@ def _parse(text: str, request: _Request) -> ParseResult:
 
 def _whole_json(text: str) -> object:
     body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced["body"]
+    body = fenced["body"] if (fenced := _FENCE.match(body)) else body
     return _loads(body) if body.startswith("{") else None
 
 
@@ -163,7 +159,9 @@ def _read_block(block: str) -> tuple[dict | None, str]:
         return obj, "last-block"
     python = _BARE_WORD.sub(lambda m: m[1] + _PYTHON_WORDS[m[2].lower()], block)
     try:
-        obj = ast.literal_eval(python)
+        with warnings.catch_warnings():  # "invalid decimal literal" and the like, on junk
+            warnings.simplefilter("ignore", SyntaxWarning)
+            obj = ast.literal_eval(python)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None, ""
     return (obj, "python-dict") if isinstance(obj, dict) else (None, "")
@@ -204,7 +202,11 @@ def _opens_string(text: str, i: int) -> bool:
 
 
 def _before(text: str, start: int) -> str | None:
-    head = re.sub(r"```[\w-]*\s*$", "", text[:start].rstrip()).strip()
+    """The feedback before the scores, without the fence, tag or "scores =" that opened them."""
+    head = text[:start].rstrip()
+    for _ in range(3):  # e.g. "```python\nscores =": at most a fence, a tag and a name
+        opener = _OPENER.search(head, max(len(head) - 200, 0))
+        head = head[: opener.start()].rstrip() if opener else head
     return head or None
 
 

@@ -111,6 +111,22 @@ ALL_TWELVE = (
     "completeness metacognition readability conciseness harmlessness".split()
 )
 
+GPT4_ASSIGNMENT = """Logical Correctness: The recursion never reaches its base case for \
+negative inputs.
+Readability: Clear.
+Conciseness: Clear and short.
+
+```python
+scores = {'Logical Correctness': 2, 'Readability': 5, 'Conciseness': 5}
+```"""
+
+CLAUDE_XML = """<feedback>
+The translation keeps the meaning but drops the formal register the user asked for.
+</feedback>
+<scores>
+{"correctness": 4, "readability": 5, "conciseness": 5}
+</scores>"""
+
 CLAUDE_FENCED = """I'll evaluate the response on each criterion.
 
 **Correctness**: The SQL query returns the right rows, but it uses `LEFT JOIN` where an inner \
@@ -315,6 +331,21 @@ CASES = [
         {"correctness": 5, "readability": 4, "conciseness": 2},
         "python-dict",
         rationale="The response is correct but wordy.",
+    ),
+    ok(
+        "gpt4-dict-assignment-in-fence",
+        GPT4_ASSIGNMENT,
+        {"correctness": 2, "readability": 5, "conciseness": 5},
+        "python-dict",
+        rationale=GPT4_ASSIGNMENT.split("\n\n```")[0],
+    ),
+    ok(
+        "claude-xml-tags",
+        CLAUDE_XML,
+        {"correctness": 4, "readability": 5, "conciseness": 5},
+        "last-block",
+        rationale="<feedback>\nThe translation keeps the meaning but drops the formal register the"
+        " user asked for.\n</feedback>",
     ),
     ok("flask-json-quoted-keys", FLASK_JSON_QUOTES, C345, "last-block"),
     ok(
@@ -682,6 +713,8 @@ PATHOLOGICAL = [
     "Readability: " + "4" * 100_000,
     "correctness: 4\n" * 20_000,
     '"' * 10_000 + "{",
+    " " * 100_000 + "x = " * 20_000 + "{'correctness': 4, 'readability': 4}",
+    "{" + ": 'abc\n" * 20_000 + "}",
 ]
 
 
