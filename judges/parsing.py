@@ -39,6 +39,7 @@ _LINE = re.compile(
     r"(?:[-+•]\s+|\d+[.)]\s+)?(?P<key>[^\W\d][\w '&-]*?)\s*(?:[:=|]|\s[-–—]\s)\s*(?P<value>.+)"
 )
 _MAX_LINE = 200  # longer lines are prose; also keeps the regexes linear on huge inputs
+_MAX_GAP = 5  # prose lines allowed between the score lines at the end of an output
 _PYTHON_WORDS = {"null": "None", "true": "True", "false": "False", "n/a": "'N/A'", "na": "'N/A'"}
 _BARE_WORD = re.compile(r"([:,\[{]\s*)(null|true|false|N/A|n/a|NA)(?=\s*[,}\]])")
 _BRACKETS = re.compile(r"[{}\"']")
@@ -307,31 +308,38 @@ def _show(value: object) -> str:
 
 
 def _from_lines(text: str, request: _Request, why_not: str) -> ParseResult:
-    """Last resort: one "Skill: score" line per requested skill; the last line for a skill wins."""
+    """Last resort: "Skill: score" lines at the end of the text, read from the bottom up.
+
+    The last line for a skill wins, and the scan stops after more than _MAX_GAP prose lines in
+    a row, so score lines quoted from the judged response higher up are not taken as scores.
+    """
     found: dict[str, tuple[str, int]] = {}
-    offset = 0
-    for line in text.splitlines(keepends=True):
+    gap, offset = 0, len(text)
+    for line in reversed(text.splitlines(keepends=True)):
+        offset -= len(line)
         hit = _score_line(line, request)
-        if hit:
-            found[hit[0]] = (hit[1], offset)
-        offset += len(line)
+        if hit and hit[0]:
+            found.setdefault(hit[0], (hit[1], offset))
+        gap = 0 if hit or not line.strip() else gap + 1
+        if gap > _MAX_GAP or len(found) == len(request.skills):
+            break
     missing = [s for s in request.skills if s not in found]
     if missing:
         if found:
-            have = ", ".join(f"'{s}'" for s in found)
+            have = ", ".join(f"'{s}'" for s in request.skills if s in found)
             lack = ", ".join(f"'{s}'" for s in missing)
-            why_not = f"no scores found (score lines for {have} but none for {lack})"
+            why_not = f"no scores found (score lines at the end for {have} but none for {lack})"
         raise _BadScores(why_not)
     scores = {s: _score(found[s][0], s, request.scales[s]) for s in request.skills}
     first = min(pos for _, pos in found.values())
     return ParseResult("ok", scores, _before(text, first), None, "lines")
 
 
-def _score_line(line: str, request: _Request) -> tuple[str, str] | None:
+def _score_line(line: str, request: _Request) -> tuple[str | None, str] | None:
+    """(the requested skill or None, the score text) for a line shaped like "Key: 4/5"."""
     if len(line) > _MAX_LINE:
         return None
     clean = line.replace("*", "").replace("`", "").strip(" \t\r\n#>|")
     m = _LINE.fullmatch(clean)
-    skill = request.match(m["key"]) if m else None
-    value = _LINE_VALUE.fullmatch(m["value"].strip(" |")) if m and skill else None
-    return (skill, value["v"]) if skill and value else None
+    value = _LINE_VALUE.fullmatch(m["value"].strip(" |")) if m else None
+    return (request.match(m["key"]), value["v"]) if m and value else None
