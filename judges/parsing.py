@@ -36,7 +36,7 @@ _TOKEN = rf"(?:{_NUM}(?:\s*(?:/|out\s+of)\s*{_NUM})?|{_NA_TOKEN}|{'|'.join(_WORD
 # A score line's value: the token alone, or followed by a remark in brackets or after a dash.
 _LINE_VALUE = re.compile(rf"(?P<v>{_TOKEN})\s*[.,;]?(?:\s*[(\[].*|\s+[-–—]\s.*)?", re.I)
 _LINE = re.compile(
-    r"(?:[-+•]\s+|\d+[.)]\s+)?(?P<key>[^\W\d][\w '&-]*?)\s*(?:[:=|]|\s[-–—]\s)\s*(?P<value>.+)"
+    r"(?:[-+•]\s+|\d+[.)]\s+)?(?P<key>[^\W\d][\w '&()-]*?)\s*(?:[:=|]|\s[-–—]\s)\s*(?P<value>.+)"
 )
 _MAX_LINE = 200  # longer lines are prose; also keeps the regexes linear on huge inputs
 _MAX_GAP = 5  # prose lines allowed between the score lines at the end of an output

@@ -214,7 +214,7 @@ Readability: The response is short and easy to read.
 Conciseness: Nothing superfluous.
 
 Correctness: 1 (Canberra, not Sydney)
-Readability: 5
+Readability (1-5): 5
 Conciseness score: 4 - it is short"""
 
 LINES_PARTIAL = """Correctness: 4
