@@ -149,9 +149,17 @@ def _whole_json(text: str) -> object:
 
 def _loads(text: str) -> object:
     try:
-        return json.loads(text, strict=False)  # strict=False: raw newlines inside strings
+        return json.loads(text, strict=False, object_pairs_hook=_Pairs)  # raw newlines allowed
     except (ValueError, RecursionError):
         return None
+
+
+class _Pairs(dict):
+    """A JSON object that remembers repeated keys, which json.loads would silently drop."""
+
+    def __init__(self, pairs: list[tuple[str, object]]):
+        super().__init__(pairs)
+        self.pairs = pairs
 
 
 def _read_block(block: str) -> tuple[dict | None, str]:
@@ -224,7 +232,7 @@ def _unwrap(obj: dict) -> tuple[dict, str | None, bool]:
 
 def _result(values: dict, request: _Request, method: str, rationale: str | None) -> ParseResult:
     found: dict[str, float | None] = {}
-    for key, value in values.items():
+    for key, value in values.pairs if isinstance(values, _Pairs) else values.items():
         skill = request.match(key)
         if skill is None:
             continue  # keys nobody asked for (a "feedback" field, an extra skill) are ignored

@@ -626,6 +626,17 @@ CASES = [
         "two different scores for 'readability' (4 and 2)",
     ),
     bad(
+        "repeated-json-key",
+        'Scores:\n{"correctness": 3, "readability": 4, "conciseness": 5, "readability": 2}',
+        "two different scores for 'readability' (4 and 2)",
+    ),
+    ok(
+        "repeated-json-key-same-value",
+        '{"scores": {"correctness": 3, "readability": 4, "conciseness": 5, "readability": 4}}',
+        C345,
+        "json-field",
+    ),
+    bad(
         "whole-json-without-skills",
         '{"overall": 4, "verdict": "good"}',
         "no score for 'correctness', 'readability', 'conciseness'",
