@@ -15,6 +15,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,12 +36,15 @@ _TOKEN = rf"(?:{_NUM}(?:\s*(?:/|out\s+of)\s*{_NUM})?|{_NA_TOKEN}|{'|'.join(_WORD
 # A score line's value: the token alone, or followed by a remark in brackets or after a dash.
 _LINE_VALUE = re.compile(rf"(?P<v>{_TOKEN})\s*[.,;]?(?:\s*[(\[].*|\s+[-–—]\s.*)?", re.I)
 _LINE = re.compile(
-    r"(?:[-+•]\s+|\d+[.)]\s+)?(?P<key>[^\W\d][\w '&-]*?)\s*(?:[:=|]|\s[-–—]\s)\s*(?P<value>.+)"
+    r"(?:[-+•]\s+|\d+[.)]\s+)?(?P<key>[^\W\d][\w '&()-]*?)\s*(?:[:=|]|\s[-–—]\s)\s*(?P<value>.+)"
 )
 _MAX_LINE = 200  # longer lines are prose; also keeps the regexes linear on huge inputs
+_MAX_GAP = 5  # prose lines allowed between the score lines at the end of an output
 _PYTHON_WORDS = {"null": "None", "true": "True", "false": "False", "n/a": "'N/A'", "na": "'N/A'"}
 _BARE_WORD = re.compile(r"([:,\[{]\s*)(null|true|false|N/A|n/a|NA)(?=\s*[,}\]])")
-_BRACKETS = re.compile(r"[{}\"'\\\n]")
+_BRACKETS = re.compile(r"[{}\"']")
+_STRING_END = {'"': re.compile(r'(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'")}
+_OPENER = re.compile(r"(?:```[\w-]*|<[\w-]+>|\b[A-Za-z_]\w*\s*=)\Z")
 _FENCE = re.compile(r"^```[\w-]*\s*\n(?P<body>.*)\n\s*```$", re.S)
 
 
@@ -66,36 +70,35 @@ def parse_judgment(
 ) -> ParseResult:
     """Scores for ``skills`` from a judge's output, or a failure saying why there are none."""
     if not isinstance(text, str) or not text.strip():
-        return _failed("empty output")
+        return ParseResult("failed", error="empty output")
     request = _Request.of(skills, scales)
     if not request.skills:
-        return _failed("no skills were requested")
+        return ParseResult("failed", error="no skills were requested")
     try:
         return _parse(text, request)
     except _BadScores as e:
-        return _failed(str(e))
-
-
-def _failed(error: str) -> ParseResult:
-    return ParseResult("failed", {}, None, error, "")
+        return ParseResult("failed", error=str(e))
 
 
 @dataclass(frozen=True)
 class _Request:
     skills: tuple[str, ...]
-    scales: dict[str, tuple[float, float]]
+    scales: dict[str, tuple[float, ...]]  # (min, max)
     lookup: dict[str, str]  # canonical key spelling -> requested id
 
     @classmethod
     def of(cls, skills: Sequence[str], scales: Mapping[str, tuple[float, float]] | None):
-        ids = tuple(dict.fromkeys(s for s in skills if isinstance(s, str)))
         lookup: dict[str, str] = {}
-        for s in ids:
+        ids: list[str] = []
+        for s in skills:
+            if not isinstance(s, str) or _identity(s) in lookup:
+                continue  # two spellings of one skill are one request
+            ids.append(s)
             lookup.setdefault(_canon(s), s)
-            lookup.setdefault(normalise_skill(s) or _canon(s), s)
+            lookup.setdefault(_identity(s), s)
         given = scales or {}
-        bounds = {s: _bounds(given.get(s, DEFAULT_SCALE)) for s in ids}
-        return cls(ids, bounds, lookup)
+        bounds = {s: tuple(map(float, given.get(s, DEFAULT_SCALE))) for s in ids}
+        return cls(tuple(ids), bounds, lookup)
 
     def match(self, key: object) -> str | None:
         """The requested id a key names (FLASK spellings, or case/space-insensitive), or None."""
@@ -105,13 +108,14 @@ class _Request:
         return self.lookup.get(canon) or self.lookup.get(normalise_skill(canon) or "")
 
 
-def _bounds(scale: tuple[float, float]) -> tuple[float, float]:
-    lo, hi = scale
-    return float(lo), float(hi)
+def _identity(skill: str) -> str:
+    return normalise_skill(skill) or _canon(skill)
 
 
 def _canon(key: str) -> str:
-    key = re.sub(r"[\s_\-]+", " ", key.strip(" \t*`'\"#:").lower()).strip()
+    """Lower case, one space for any run of space/_/-, no "(1-5)" or "score" decorations."""
+    key = re.sub(r"\(.*?\)", " ", key.strip(" \t*`'\"#:").lower())
+    key = re.sub(r"[\s_\-]+", " ", key).strip()
     return key.removeprefix("score for ").removesuffix(" score")
 
 
@@ -139,17 +143,23 @@ def _parse(text: str, request: _Request) -> ParseResult:
 
 def _whole_json(text: str) -> object:
     body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced["body"]
+    body = fenced["body"] if (fenced := _FENCE.match(body)) else body
     return _loads(body) if body.startswith("{") else None
 
 
 def _loads(text: str) -> object:
     try:
-        return json.loads(text, strict=False)  # strict=False: raw newlines inside strings
+        return json.loads(text, strict=False, object_pairs_hook=_Pairs)  # raw newlines allowed
     except (ValueError, RecursionError):
         return None
+
+
+class _Pairs(dict):
+    """A JSON object that remembers repeated keys, which json.loads would silently drop."""
+
+    def __init__(self, pairs: list[tuple[str, object]]):
+        super().__init__(pairs)
+        self.pairs = pairs
 
 
 def _read_block(block: str) -> tuple[dict | None, str]:
@@ -158,7 +168,9 @@ def _read_block(block: str) -> tuple[dict | None, str]:
         return obj, "last-block"
     python = _BARE_WORD.sub(lambda m: m[1] + _PYTHON_WORDS[m[2].lower()], block)
     try:
-        obj = ast.literal_eval(python)
+        with warnings.catch_warnings():  # "invalid decimal literal" and the like, on junk
+            warnings.simplefilter("ignore", SyntaxWarning)
+            obj = ast.literal_eval(python)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None, ""
     return (obj, "python-dict") if isinstance(obj, dict) else (None, "")
@@ -167,32 +179,43 @@ def _read_block(block: str) -> tuple[dict | None, str]:
 def _last_block(text: str) -> tuple[tuple[int, int] | None, bool]:
     """(start, end) of the last top-level {...} block, and whether the text ends inside one.
 
-    Braces inside quoted strings do not count. A single quote that meets a line end was an
-    apostrophe in prose, not a string (neither JSON nor Python strings span lines that way).
+    Braces inside quoted strings do not count. A quote starts a string only where a dict allows
+    one (after ``{ [ , :``), so the apostrophe in "{user's name}" is prose; so is a single
+    quote whose string would run past the line end (Python strings cannot), as in a quoted
+    typo like "{mode: 'strict}".
     """
-    last, depth, start, quote, skip = None, 0, 0, "", -1
-    for m in _BRACKETS.finditer(text):
+    last, depth, start, pos = None, 0, 0, 0
+    while (m := _BRACKETS.search(text, pos)) is not None:
         i, ch = m.start(), m[0]
-        if i <= skip:
-            continue
-        if quote:
-            if ch == "\\":
-                skip = i + 1
-            elif ch == quote or (ch == "\n" and quote == "'"):
-                quote = ""
-        elif ch in "\"'":
-            quote = ch if depth else ""
-        elif ch == "{":
+        pos = i + 1
+        if ch == "{":
             start = i if depth == 0 else start
             depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            last = (start, i + 1) if depth == 0 else last
+        elif ch == "}":
+            if depth:  # a stray "}" in prose closes nothing
+                depth -= 1
+                last = (start, i + 1) if depth == 0 else last
+        elif depth and _opens_string(text, i):
+            closed = _STRING_END[ch].match(text, pos)
+            if closed is None and ch == '"':
+                return last, True  # the text ends inside a JSON string
+            pos = closed.end() if closed else pos
     return last, depth > 0
 
 
+def _opens_string(text: str, i: int) -> bool:
+    j = i - 1
+    while j >= 0 and text[j] in " \t\r\n":
+        j -= 1
+    return j >= 0 and text[j] in "{[,:"
+
+
 def _before(text: str, start: int) -> str | None:
-    head = re.sub(r"```[\w-]*\s*$", "", text[:start].rstrip()).strip()
+    """The feedback before the scores, without the fence, tag or "scores =" that opened them."""
+    head = text[:start].rstrip()
+    for _ in range(3):  # e.g. "```python\nscores =": at most a fence, a tag and a name
+        opener = _OPENER.search(head, max(len(head) - 200, 0))
+        head = head[: opener.start()].rstrip() if opener else head
     return head or None
 
 
@@ -209,7 +232,7 @@ def _unwrap(obj: dict) -> tuple[dict, str | None, bool]:
 
 def _result(values: dict, request: _Request, method: str, rationale: str | None) -> ParseResult:
     found: dict[str, float | None] = {}
-    for key, value in values.items():
+    for key, value in values.pairs if isinstance(values, _Pairs) else values.items():
         skill = request.match(key)
         if skill is None:
             continue  # keys nobody asked for (a "feedback" field, an extra skill) are ignored
@@ -293,31 +316,38 @@ def _show(value: object) -> str:
 
 
 def _from_lines(text: str, request: _Request, why_not: str) -> ParseResult:
-    """Last resort: one "Skill: score" line per requested skill; the last line for a skill wins."""
+    """Last resort: "Skill: score" lines at the end of the text, read from the bottom up.
+
+    The last line for a skill wins, and the scan stops after more than _MAX_GAP prose lines in
+    a row, so score lines quoted from the judged response higher up are not taken as scores.
+    """
     found: dict[str, tuple[str, int]] = {}
-    offset = 0
-    for line in text.splitlines(keepends=True):
+    gap, offset = 0, len(text)
+    for line in reversed(text.splitlines(keepends=True)):
+        offset -= len(line)
         hit = _score_line(line, request)
-        if hit:
-            found[hit[0]] = (hit[1], offset)
-        offset += len(line)
+        if hit and hit[0]:
+            found.setdefault(hit[0], (hit[1], offset))
+        gap = 0 if hit or not line.strip() else gap + 1
+        if gap > _MAX_GAP or len(found) == len(request.skills):
+            break
     missing = [s for s in request.skills if s not in found]
     if missing:
         if found:
-            have = ", ".join(f"'{s}'" for s in found)
+            have = ", ".join(f"'{s}'" for s in request.skills if s in found)
             lack = ", ".join(f"'{s}'" for s in missing)
-            why_not = f"no scores found (score lines for {have} but none for {lack})"
+            why_not = f"no scores found (score lines at the end for {have} but none for {lack})"
         raise _BadScores(why_not)
     scores = {s: _score(found[s][0], s, request.scales[s]) for s in request.skills}
     first = min(pos for _, pos in found.values())
     return ParseResult("ok", scores, _before(text, first), None, "lines")
 
 
-def _score_line(line: str, request: _Request) -> tuple[str, str] | None:
+def _score_line(line: str, request: _Request) -> tuple[str | None, str] | None:
+    """(the requested skill or None, the score text) for a line shaped like "Key: 4/5"."""
     if len(line) > _MAX_LINE:
         return None
     clean = line.replace("*", "").replace("`", "").strip(" \t\r\n#>|")
     m = _LINE.fullmatch(clean)
-    skill = request.match(m["key"]) if m else None
-    value = _LINE_VALUE.fullmatch(m["value"].strip(" |")) if m and skill else None
-    return (skill, value["v"]) if skill and value else None
+    value = _LINE_VALUE.fullmatch(m["value"].strip(" |")) if m else None
+    return (request.match(m["key"]), value["v"]) if m and value else None
