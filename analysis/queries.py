@@ -245,6 +245,7 @@ FROM responses r JOIN instances i USING (dataset, instance_id)
 WHERE r.dataset = ? AND r.text IS NOT NULL
   AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], r.model))
 ORDER BY TRY_CAST(r.instance_id AS BIGINT) NULLS LAST, r.instance_id, r.model
+LIMIT ?
 """
 
 # Answered calls with these content keys (any judge, any run): a cache hit costs nothing.

@@ -125,8 +125,10 @@ def load_rubrics(store: Store, config: JudgeConfig) -> dict[str, Rubric]:
 
 def _items(store: Store, sel: Selection) -> list[Item]:
     models = list(sel.models)
+    # The limit goes to SQL when nothing else is filtered here (one call reads 14k texts).
+    cap = sel.limit if sel.limit and not sel.items and not sel.skills else None
     with store.read() as con:
-        rows = con.execute(queries.JUDGE_ITEMS, [sel.dataset, models, models]).fetchall()
+        rows = con.execute(queries.JUDGE_ITEMS, [sel.dataset, models, models, cap]).fetchall()
     wanted = set(sel.items)
     out = []
     for instance_id, model, instruction, reference, skills, text in rows:
@@ -148,6 +150,7 @@ def _items(store: Store, sel: Selection) -> list[Item]:
 def plan_run(
     store: Store, config: JudgeConfig, sel: Selection, *, concurrency: int = 8, prices=None
 ) -> Plan:
+    store.ensure()  # a store from an older version gets the judging columns first
     template = load_template(config.prompt_version)
     rubrics = load_rubrics(store, config)
     calls = []

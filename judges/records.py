@@ -1,7 +1,7 @@
 """What a judging run writes: one record per item (instance × model), first to an append-only
-journal (fsync'd as each answer arrives, so a killed process loses nothing it paid for), then
-to the store in small transactions. Replaying a journal is idempotent: one judgment per
-(run, item)."""
+journal (in the kernel as each answer arrives, so a killed process loses nothing it paid for;
+fsync'd before each store write), then to the store in small transactions. Replaying a journal
+is idempotent: one judgment per (run, item)."""
 
 from __future__ import annotations
 
@@ -54,8 +54,12 @@ class Journal:
         fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def append(self, rec: CallRecord) -> None:
+        """In the kernel at once (a killed process loses nothing); on disk at the next sync."""
         self.file.write(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
         self.file.flush()
+
+    def sync(self) -> None:
+        """fsync (against a machine crash); the runner calls it off the event loop."""
         os.fsync(self.file.fileno())
 
     def close(self, *, remove: bool) -> None:

@@ -34,7 +34,7 @@ class RunOptions:
     max_retries: int = 4
     backoff_s: float = 0.5  # first retry waits about this long, doubling each time
     backoff_cap_s: float = 30.0
-    flush_s: float = 0.5  # how often answers move from the journal into the store
+    flush_s: float = 2.0  # how often answers move from the journal into the store
     prices: str | None = None  # a price table file (default judges/data/prices.json)
 
 
@@ -52,6 +52,7 @@ class RunSummary:
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
     seconds: float = 0.0
+    call_seconds: float = 0.0  # from the first call sent to the last answer (no setup)
     cancelled: bool = False
     recovered: int = 0  # answers of a killed earlier run stored before this one started
     failures: list[str] = field(default_factory=list)  # the first few error messages
@@ -165,6 +166,7 @@ class _Run:
             return
         backend = backends.create(self.plan.config)
         sem = asyncio.Semaphore(max(1, self.opt.concurrency))
+        started = time.perf_counter()
         stop = asyncio.Event()
         flusher = asyncio.create_task(self._flush_loop(stop))
         watcher = asyncio.create_task(self._watch_cancel())
@@ -172,6 +174,7 @@ class _Run:
             tasks = [asyncio.create_task(self._one(backend, sem, c)) for c in todo]
             self.tasks = tasks
             await asyncio.gather(*tasks, return_exceptions=True)
+            self.summary.call_seconds = time.perf_counter() - started
         finally:
             watcher.cancel()
             stop.set()  # never cancel a flush half-way: its batch would be dropped
@@ -262,11 +265,15 @@ class _Run:
             if not batch:
                 return True
             try:
-                await asyncio.to_thread(write_records, self.store, batch)
+                await asyncio.to_thread(self._store_batch, batch)
             except Exception:  # noqa: BLE001 - e.g. the app reading: keep them for next time
                 self.pending = batch + self.pending
                 return False
             return True
+
+    def _store_batch(self, batch: list[CallRecord]) -> None:
+        self.journal.sync()  # on disk before the store says it has them
+        write_records(self.store, batch)
 
     def _finish(self, status: str) -> None:
         s = self.summary
