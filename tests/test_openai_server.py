@@ -162,6 +162,15 @@ def test_custom_responder_and_latency_callable_see_the_request() -> None:
     assert seen == [0.3]
 
 
+def test_a_failing_responder_is_a_clear_500() -> None:
+    def responder(body: dict) -> str:
+        raise KeyError("no such item")
+
+    with OpenAIServer(responder=responder) as srv, pytest.raises(openai.InternalServerError) as e:
+        ask(srv)
+    assert "test responder failed" in e.value.message and "no such item" in e.value.message
+
+
 # --- faults as the SDK sees them ------------------------------------------------------------
 
 
