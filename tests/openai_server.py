@@ -4,7 +4,8 @@
 ``POST /v1/chat/completions`` (non-streaming) and ``GET /v1/models`` at ``srv.base_url`` until the
 block ends. Point the official SDK at it (``OpenAI(base_url=srv.base_url, api_key=...)``).
 
-- Latency: a float, or ``callable(request_body) -> float`` (seconds slept before answering).
+- Latency: a float, or ``callable(request_body) -> float``: seconds each chat request waits
+  before it is answered or its fault applied (a "timeout" fault then hangs ``hang_seconds``).
 - Faults: a ``FaultPlan`` decides per chat request, deterministically; see ``FAULT_KINDS``.
 - Answers: ``responder(body) -> content``; by default a judge-like answer (``judge_answer``) whose
   scores come from ``scores_for(body)``, so a test can compute what a judge run should store.
@@ -223,6 +224,9 @@ class _Handler(BaseHTTPRequestHandler):
     # add ~40 ms to every answer.
     disable_nagle_algorithm = True
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+    # Headers and body go out in two writes; with Nagle on, the second waits for the client's
+    # delayed ACK (~40 ms per request on Linux).
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, *args: Any) -> None:  # never log (headers carry the API key)
@@ -416,12 +420,20 @@ class OpenAIServer:
                 h.close_connection = True
                 return
             if fault is None:
-                self._complete(h, body, self.responder(body))
+                self._answer(h, body)
             else:
                 self._fault(h, body, fault)
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    def _answer(self, h: _Handler, body: dict) -> None:
+        try:
+            content = self.responder(body)
+        except Exception as e:  # a broken test responder shows up as a clear 500, not a hang-up
+            h._json(500, _error(f"test responder failed: {e!r}", "server_error", "responder"))
+            return
+        self._complete(h, body, content)
 
     def _complete(self, h: _Handler, body: dict, content: str) -> None:
         prompt, completion = tokens(prompt_text(body)), tokens(content)
