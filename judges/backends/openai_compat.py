@@ -65,6 +65,8 @@ class OpenAIBackend:
         except (openai.APIResponseValidationError, ValueError) as e:
             raise CallError(f"malformed response ({type(e).__name__})", retryable=True) from e
         latency = (time.perf_counter() - start) * 1000
+        if not hasattr(r, "choices"):  # e.g. an HTML proxy page: the SDK returns it as a str
+            raise CallError("malformed response (not a chat completion)", retryable=True)
         choice = r.choices[0] if r.choices else None
         msg = choice.message if choice else None
         text = (msg.content or getattr(msg, "refusal", None) or "") if msg else ""
