@@ -220,9 +220,6 @@ def _error(message: str, type_: str, code: str | None, param: str | None = None)
 
 
 class _Handler(BaseHTTPRequestHandler):
-    # Headers and body go out in two writes: without this, Nagle plus the client's delayed ACK
-    # add ~40 ms to every answer.
-    disable_nagle_algorithm = True
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
     # Headers and body go out in two writes; with Nagle on, the second waits for the client's
     # delayed ACK (~40 ms per request on Linux).
