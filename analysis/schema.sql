@@ -113,3 +113,18 @@ CREATE OR REPLACE VIEW latest_scores AS
 SELECT dataset, instance_id, model, judge, skill, score, judgment_id, run_id
 FROM scores
 WHERE NOT superseded;
+
+-- Work lists the pages share ("rejudge", "annotate"): one row per queued response, kept in the
+-- store so a queue survives page switches, a browser refresh and a restart. seq keeps the order
+-- items were added in.
+CREATE SEQUENCE IF NOT EXISTS queue_seq START 1;
+
+CREATE TABLE IF NOT EXISTS queue_items (
+    queue VARCHAR NOT NULL,
+    dataset VARCHAR NOT NULL,
+    instance_id VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    added_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    seq BIGINT NOT NULL DEFAULT nextval('queue_seq'),
+    PRIMARY KEY (queue, dataset, instance_id, model)
+);
