@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 
 st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
 
-PAGES = [st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True)]
+PAGES = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("pages/samples.py", title="Samples", icon=":material/search:"),
+    st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
+]
 
 
 def _prepare_store() -> None:

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+import pandas as pd
+
 from analysis import queries
 from analysis.errors import InputError, NotFoundError
 from analysis.store import Store
@@ -138,3 +140,16 @@ def counts(store: Store, dataset: str) -> dict[str, int]:
     with store.read() as con:
         found = dict(con.execute(queries.QUEUE_COUNTS, [dataset]).fetchall())
     return {**dict.fromkeys(QUEUE_TITLES, 0), **found}
+
+
+def table(store: Store, queue: str, dataset: str) -> pd.DataFrame:
+    """The queue as a table for a page: position, instance_id, model, added_at."""
+    rows = items(store, queue, dataset)
+    return pd.DataFrame(
+        {
+            "position": range(1, len(rows) + 1),
+            "instance_id": [r.instance_id for r in rows],
+            "model": [r.model for r in rows],
+            "added_at": [r.added_at for r in rows],
+        }
+    )

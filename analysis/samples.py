@@ -148,6 +148,7 @@ def search(store: Store, q: SampleQuery) -> SamplePage:
         limit=q.page_size,
         offset=q.page * q.page_size,
     )
+    first = None
     with store.read() as con:
         keys = con.execute(sql, params).df()
         ids, models = keys["instance_id"].tolist(), keys["model"].tolist()
@@ -161,7 +162,11 @@ def search(store: Store, q: SampleQuery) -> SamplePage:
         insts = con.execute(queries.SAMPLE_PAGE_INSTANCES, [keys["irow"].tolist()]).df()
         scores = con.execute(queries.SAMPLE_PAGE_SCORES, [ids, models, f.dataset]).df()
         judges = con.execute(queries.JUDGES_OF_DATASET, [f.dataset]).fetchall()
+        if keys.empty and q.page > 0:  # past the last page: the count still comes from page 1
+            first = con.execute(sql, [*params[:-2], 1, 0]).fetchone()
     total = int(keys["total"].iloc[0]) if len(keys) else 0
+    if keys.empty and q.page > 0 and first is not None:
+        total = int(first[-1])
     texts = texts.drop(columns="response") if have_text else texts
     rows = keys.drop(columns="response") if not have_text else keys
     rows = rows.merge(insts, on="irow", how="left").merge(texts, on="rrow", how="left")
@@ -238,3 +243,28 @@ def detail(store: Store, dataset: str, instance_id: str, model: str) -> SampleDe
 def detail_link(dataset: str, instance_id: str, model: str) -> dict[str, str]:
     """Query parameters that open this response on the Samples page (see pages/samples.py)."""
     return {"dataset": dataset, "instance": instance_id, "model": model}
+
+
+def score_scale(skills: pd.DataFrame, skill: str | None) -> tuple[float, float]:
+    """The score scale the range sliders offer: the skill's, or the widest of the dataset's."""
+    rows = skills if skill is None else skills[skills["skill"] == skill]
+    if rows.empty:
+        return (1.0, 5.0)
+    return float(rows["scale_min"].min()), float(rows["scale_max"].max())
+
+
+def keys_at(page: SamplePage, positions: list[int]) -> list[tuple[str, str]]:
+    """(instance_id, model) of the page's rows at these positions (a table selection)."""
+    n = len(page.rows)
+    return [
+        (str(page.rows["instance_id"].iat[p]), str(page.rows["model"].iat[p]))
+        for p in positions
+        if 0 <= p < n
+    ]
+
+
+def score_lines(view: JudgeView) -> str:
+    """A judge's scores as plain text, one 'skill: score' line per skill (N/A spelled out)."""
+    if not view.scores:
+        return "(no scores)"
+    return "\n".join(f"{s}: {'N/A' if v is None else f'{v:g}'}" for s, v in view.scores.items())
