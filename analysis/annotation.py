@@ -132,8 +132,7 @@ def _check_scores(answer: Answer, skills: list[RubricSkill]) -> list[tuple[str, 
                     "annotation",
                     None,
                     skill,
-                    f"{value!r} is not a score on {spec.scale_min:g}-{spec.scale_max:g} "
-                    "(or N/A)",
+                    f"{value!r} is not a score on {spec.scale_min:g}-{spec.scale_max:g} (or N/A)",
                 )
             value = float(value)
         out.append((skill, value))

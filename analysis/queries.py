@@ -394,7 +394,7 @@ UPSERT_ANNOTATION_RUN = """
 INSERT INTO runs (run_id, judge, dataset, source, started_at, finished_at, status, n_items, n_ok)
 VALUES (?, ?, ?, 'annotate page', current_timestamp, current_timestamp, 'complete', 1, 1)
 ON CONFLICT (run_id) DO UPDATE SET
-    finished_at = current_timestamp, n_items = runs.n_items + 1, n_ok = runs.n_ok + 1
+    finished_at = now()::TIMESTAMP, n_items = runs.n_items + 1, n_ok = runs.n_ok + 1
 """
 
 INSERT_ANNOTATION_JUDGMENT = """
