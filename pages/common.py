@@ -55,7 +55,20 @@ def show_error(e: FinegrainError) -> None:
 
 def filters() -> Filters:
     """The sidebar's selection (set by app.py before the page runs)."""
+    if "filters" not in st.session_state:
+        _through_the_router()
     return st.session_state["filters"]
+
+
+def _through_the_router() -> None:
+    """Rerun via app.py. When a fresh server's first request is a page URL (a link such as
+    /samples?instance=…), Streamlit runs that page file on its own: its legacy pages/ folder
+    mode stays on until st.navigation is first called. Switch that mode off and rerun: the run
+    then goes through the router and sidebar to the same page, query parameters kept."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False  # what st.navigation itself does first
+    st.rerun()
 
 
 def simulated_banner(seed: int | None) -> None:
