@@ -15,7 +15,8 @@ from pages.common import cached, show_error, simulated_banner, store
 if TYPE_CHECKING:
     import pandas as pd
 
-st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
+# An emoji favicon is drawn inline; a :material/…: one is fetched from fonts.gstatic.com.
+st.set_page_config(page_title="Finegrain", page_icon="🌾", layout="wide")
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
