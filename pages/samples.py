@@ -28,6 +28,13 @@ st.caption(
     "shown). Search is a literal, case-insensitive match; select rows to read them or queue them."
 )
 
+# A link to another dataset's response selects that dataset in the sidebar, once.
+link = st.query_params.to_dict()
+if link.get("dataset", f.dataset) != f.dataset and st.session_state.get("s_link") != link:
+    st.session_state["s_link"] = link
+    st.session_state["next_dataset"] = link["dataset"]  # app.py applies it on the rerun
+    st.rerun()
+
 opts = cached(overview.filter_options)(f.dataset)
 skills = cached(samples.dataset_skills)(f.dataset)
 ds = f.dataset
@@ -52,7 +59,8 @@ sort = c2.selectbox("Sort by", list(samples.SORTS), key=f"s_sort::{ds}",
                     format_func=samples.SORTS.get)  # fmt: skip
 lo, hi = samples.score_scale(skills, skill)
 threshold = c3.number_input(
-    "Judge disagreement at least", min_value=0.0, max_value=hi - lo, value=0.0, step=1.0,
+    "Judge disagreement at least", min_value=0.0, max_value=hi - lo, value=0.0,
+    step=max((hi - lo) / 8, 0.05),
     key=f"s_dis::{ds}", help="Max minus min across judges of one skill's scores on a response "
     "(the largest over its skills). 0 = no threshold.",
 )  # fmt: skip
@@ -64,7 +72,12 @@ with st.expander("Score ranges per judge", expanded=bool(st.session_state.get(f"
     ranges = []
     for j in range_judges:
         low, high = st.slider(
-            f"{plain(j)} mean score", lo, hi, (lo, hi), step=0.5, key=f"s_range::{ds}::{j}"
+            f"{plain(j)} mean score",
+            lo,
+            hi,
+            (lo, hi),
+            step=(hi - lo) / 40,
+            key=f"s_range::{ds}::{j}",
         )
         ranges.append(samples.ScoreRange(j, low, high))
     compared = st.multiselect(
@@ -152,7 +165,6 @@ with st.expander(
 
 # ---------------------------------------------------------------- the detail view
 st.subheader("Detail")
-link = st.query_params.to_dict()
 if picked:
     shown = st.selectbox(
         "Show", picked, key="s_show", format_func=lambda k: f"instance {k[0]} · {k[1]}"

@@ -13,7 +13,7 @@ import pytest
 
 from analysis.store import Store
 from tests.browser import ARTIFACTS, StreamlitServer, launch_browser
-from tests.samples_fixtures import write_mini
+from tests.samples_fixtures import DATASET, write_mini
 
 pytestmark = pytest.mark.browser
 from playwright import sync_api  # noqa: E402
@@ -144,6 +144,29 @@ def test_search_filter_select_then_annotate_three_and_reload(tmp_path):
     rest = [(s, v) for i, s, v, c in got if c != "first, by keyboard"]
     assert len(rest) == 6 and sorted(v for _, v in rest if v is not None) == [4.0] * 4
     assert sum(v is None for _, v in rest) == 2  # the middle skill: N/A
+
+
+def test_link_on_a_fresh_server_opens_the_response_and_its_dataset(tmp_path):
+    """A shared link is the first request a fresh server sees; it names the dataset that is
+    not the sidebar's default. (AppTest drops sidebar state on reruns, so this is a browser
+    test.)"""
+    from analysis.score_files import import_scores
+
+    db, _ = _store(tmp_path)
+    csv = tmp_path / "other.csv"
+    csv.write_text("instance_id,model,skill,score,response\n1,m,robustness,3,other text\n")
+    import_scores(Store(db), csv, judge="j", kind="llm", dataset="other")  # newest: default
+    with StreamlitServer(db) as url, sync_api.sync_playwright() as p:
+        browser = launch_browser(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page.goto(f"{url}/samples?dataset={DATASET}&instance=3&model=beta")
+        text = page.locator("[data-testid='stText']", has_text="100% sure_thing")
+        text.first.wait_for(timeout=120_000)
+        assert text.first.inner_text() == "Response of beta to 3. 100% sure_thing."
+        # the sidebar switched to mini: its 72 responses (the default dataset has 1)
+        page.get_by_text("72 responses match").wait_for(timeout=60_000)
+        assert "dataset=mini&instance=3&model=beta" in page.url
+        browser.close()
 
 
 HOST = "203.0.113.7"  # TEST-NET-3: never routable; any request to it is a failure
