@@ -66,14 +66,15 @@ def test_search_filter_select_then_annotate_three_and_reload(tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1500})
         requests = _loopback_only(page)
         page.goto(f"{url}/samples")
-        # Filter: the sidebar's model filter (keyboard: type and Enter), then search.
+        # Filter: the sidebar's model filter, then search.
         page.get_by_text("72 responses match").wait_for(timeout=120_000)
         models = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
+        _settled(page)
         models.click()
-        page.keyboard.type("beta")
-        page.keyboard.press("Enter")
+        page.get_by_role("option", name="beta", exact=True).click()
         page.keyboard.press("Escape")
         page.get_by_text("24 responses match").wait_for(timeout=60_000)
+        _settled(page)
         _search_box(page).fill("haystack")
         _search_box(page).press("Enter")
         r = frames["responses"]
@@ -100,6 +101,7 @@ def test_search_filter_select_then_annotate_three_and_reload(tmp_path):
         page.get_by_text("0 of 3 answered").wait_for(timeout=60_000)
         radios = page.locator("[data-testid='stRadio']")
         radios.first.wait_for()
+        _settled(page)
         radios.first.locator("input").first.focus()
         for _skill in range(3):
             page.keyboard.press("ArrowDown")  # from "1" to "2" (selects it)
