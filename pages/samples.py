@@ -133,9 +133,12 @@ def _queue(action: str, queue: str) -> None:
         if action == "add":
             n = queues.add(store(), queue, ds, picked)
             st.toast(f"{n} added to '{queues.QUEUE_TITLES[queue]}'")
-        else:
+        elif action == "remove":
             n = queues.remove(store(), queue, ds, picked)
             st.toast(f"{n} removed from '{queues.QUEUE_TITLES[queue]}'")
+        else:
+            n = queues.clear(store(), queue, ds)
+            st.toast(f"'{queues.QUEUE_TITLES[queue]}' cleared ({n} removed)")
     except FinegrainError as e:
         show_error(e)
 
@@ -159,9 +162,8 @@ with st.expander(
     for q, title in queues.QUEUE_TITLES.items():
         st.markdown(f"**{title}**")
         st.dataframe(cached(queues.table)(q, ds), hide_index=True, key=f"q_table::{q}")
-        if st.button(f"Clear '{title}'", key=f"clear::{q}", disabled=not counts.get(q)):
-            queues.clear(store(), q, ds)
-            st.rerun()
+        st.button(f"Clear '{title}'", key=f"clear::{q}", disabled=not counts.get(q),
+                  on_click=_queue, args=("clear", q))  # fmt: skip
 
 # ---------------------------------------------------------------- the detail view
 st.subheader("Detail")
