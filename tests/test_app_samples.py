@@ -206,3 +206,16 @@ def test_annotate_without_a_name_or_queue_explains(mini):
     assert any("Enter your name" in i.value for i in at.info)
     at = open_page("pages/annotate.py", state={"annotator": "dora"})
     assert any("queue of this dataset is empty" in i.value for i in at.info)
+
+
+def test_clear_button_empties_one_queue(mini):
+    store, _ = mini
+    queues.add(store, queues.ANNOTATE, DATASET, [("1", "alpha"), ("2", "beta")])
+    queues.add(store, queues.REJUDGE, DATASET, [("1", "alpha")])
+    at = open_page("pages/samples.py")
+    assert "Re-judge these: 1 · Annotate these: 2" in [e.label for e in at.expander]
+    at.button(key="clear::annotate").click()
+    _ok(at.run())
+    assert queues.items(store, queues.ANNOTATE, DATASET) == []
+    assert [i.key for i in queues.items(store, queues.REJUDGE, DATASET)] == [("1", "alpha")]
+    assert "Re-judge these: 1 · Annotate these: 0" in [e.label for e in at.expander]
