@@ -16,11 +16,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 use_router()
-st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
+# An emoji favicon is drawn inline; a :material/…: one is fetched from fonts.gstatic.com.
+st.set_page_config(page_title="Finegrain", page_icon="🌾", layout="wide")
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
     st.Page("pages/agreement.py", title="Human vs judge", icon=":material/balance:"),
+    st.Page("pages/samples.py", title="Samples", icon=":material/search:"),
+    st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
 ]
 
 

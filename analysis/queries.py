@@ -6,6 +6,8 @@ sidebar the same way.
 
 from __future__ import annotations
 
+import re
+
 # ---------------------------------------------------------------- writes (imports)
 
 UPSERT_SKILL = """
@@ -336,3 +338,291 @@ VALUES (?, 'llm', ?, ?, ?, ?)
 ON CONFLICT (judge) DO UPDATE SET backend = excluded.backend, model = excluded.model,
     prompt_version = excluded.prompt_version, params = excluded.params
 """
+
+# ---------------------------------------------------------------- queues (analysis/queues.py)
+
+QUEUE_ADD = """
+INSERT INTO queue_items (queue, dataset, instance_id, model)
+SELECT ?, ?, k.instance_id, k.model
+FROM (SELECT unnest(?::VARCHAR[]) AS instance_id, unnest(?::VARCHAR[]) AS model,
+             generate_subscripts(?::VARCHAR[], 1) AS pos) k
+ORDER BY k.pos
+ON CONFLICT DO NOTHING
+"""
+
+# Which of the given (instance, model) pairs have no response in the dataset.
+QUEUE_MISSING_RESPONSES = """
+SELECT k.instance_id, k.model
+FROM (SELECT unnest(?::VARCHAR[]) AS instance_id, unnest(?::VARCHAR[]) AS model,
+             generate_subscripts(?::VARCHAR[], 1) AS pos) k
+ANTI JOIN responses r ON r.dataset = ? AND r.instance_id = k.instance_id AND r.model = k.model
+ORDER BY k.pos
+"""
+
+QUEUE_REMOVE = """
+DELETE FROM queue_items q
+USING (SELECT unnest(?::VARCHAR[]) AS instance_id, unnest(?::VARCHAR[]) AS model) k
+WHERE q.queue = ? AND q.dataset = ? AND q.instance_id = k.instance_id AND q.model = k.model
+"""
+
+QUEUE_CLEAR = "DELETE FROM queue_items WHERE queue = ? AND dataset = ?"
+
+QUEUE_LIST = """
+SELECT queue, dataset, instance_id, model, added_at
+FROM queue_items WHERE queue = ? AND dataset = ?
+ORDER BY seq
+"""
+
+QUEUE_COUNTS = """
+SELECT queue, count(*) AS n FROM queue_items WHERE dataset = ? GROUP BY queue ORDER BY queue
+"""
+
+# ---------------------------------------------------------------- samples (analysis/samples.py)
+
+DATASET_SKILLS = """
+SELECT k.skill, COALESCE(k.label, u.skill) AS label, COALESCE(k.scale_min, 1) AS scale_min,
+       COALESCE(k.scale_max, 5) AS scale_max
+FROM (SELECT DISTINCT unnest(skills) AS skill FROM instances WHERE dataset = ?) u
+LEFT JOIN skills k USING (skill)
+ORDER BY k.display_order NULLS LAST, u.skill
+"""
+
+# Responses per judge mean (over the chosen skill, or all the response's skills when NULL).
+SAMPLE_JUDGE_MEANS = """
+per_judge AS (
+    SELECT instance_id, model, judge, avg(score) AS mean
+    FROM latest_scores
+    WHERE dataset = ? AND (?::VARCHAR IS NULL OR skill = ?)
+    GROUP BY ALL
+)"""
+
+# Largest spread (max - min across judges) of one skill's scores on a response; a skill counts
+# when at least two of the compared judges (empty list = all) gave it a non-N/A score.
+SAMPLE_SPREAD = """
+spread AS (
+    SELECT instance_id, model, max(hi - lo) AS disagreement
+    FROM (
+        SELECT instance_id, model, skill, max(score) AS hi, min(score) AS lo
+        FROM latest_scores
+        WHERE dataset = ? AND score IS NOT NULL AND (?::VARCHAR IS NULL OR skill = ?)
+          AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], judge))
+        GROUP BY ALL
+        -- two judges or more; min/max of a 64-bit hash is 5x cheaper than count(DISTINCT)
+        HAVING min(hash(judge)) <> max(hash(judge))
+    )
+    GROUP BY ALL
+)"""
+
+SAMPLE_ORDERS = {
+    # Numeric ids sort as numbers (FLASK's 1..1740), others as text after them.
+    "instance": "TRY_CAST(r.instance_id AS BIGINT) NULLS LAST, r.instance_id, r.model",
+    "disagreement": "disagreement DESC NULLS LAST, TRY_CAST(r.instance_id AS BIGINT) NULLS LAST, "
+    "r.instance_id, r.model",
+    "longest": "r.length DESC NULLS LAST, r.instance_id, r.model",
+    "shortest": "r.length NULLS LAST, r.instance_id, r.model",
+}
+
+# Keys and row ids; the response snippet only when a text search reads the text anyway.
+# Otherwise the page's snippets are fetched by row id afterwards, in the same read-only
+# connection: reading every row's text to keep 50 of them cost more than the search itself.
+SAMPLE_SELECT = """
+SELECT r.instance_id, r.model, r.rowid AS rrow, i.rowid AS irow, {text_col} AS response,
+       {spread_col} AS disagreement, count(*) OVER () AS total
+FROM responses r
+JOIN instances i USING (dataset, instance_id)
+{joins}
+WHERE {where}
+ORDER BY {order}
+LIMIT ? OFFSET ?
+"""
+
+SAMPLE_PAGE_RESPONSES = """
+SELECT rowid AS rrow, {text_col} AS response, length
+FROM responses WHERE rowid IN (SELECT unnest(?::BIGINT[]))
+"""
+
+SAMPLE_PAGE_INSTANCES = """
+SELECT rowid AS irow, difficulty, source_task, flask_hard, left(instruction, 200) AS instruction
+FROM instances WHERE list_contains(?::BIGINT[], rowid)
+"""
+
+# Scores of every judge on a page of responses (the keys zip into pairs).
+SAMPLE_PAGE_SCORES = """
+SELECT s.instance_id, s.model, s.judge, s.skill, s.score
+FROM latest_scores s
+JOIN (SELECT unnest(?::VARCHAR[]) AS instance_id, unnest(?::VARCHAR[]) AS model) k
+  USING (instance_id, model)
+WHERE s.dataset = ?
+"""
+
+SAMPLE_INSTANCE = """
+SELECT instruction, reference, source_task, difficulty, domains, skills, flask_hard
+FROM instances WHERE dataset = ? AND instance_id = ?
+"""
+
+SAMPLE_RESPONSE = "SELECT text FROM responses WHERE dataset = ? AND instance_id = ? AND model = ?"
+
+# Each judge's current judgment of one response: the one its current scores come from, else
+# its newest (a judgment whose output could not be parsed has no scores).
+SAMPLE_JUDGMENTS = """
+WITH cur AS (
+    SELECT judge, max(judgment_id) AS jid FROM latest_scores
+    WHERE dataset = ? AND instance_id = ? AND model = ? GROUP BY judge
+), newest AS (
+    SELECT judge, max(judgment_id) AS jid FROM judgments
+    WHERE dataset = ? AND instance_id = ? AND model = ? GROUP BY judge
+)
+SELECT x.judge, COALESCE(j.kind, 'llm') AS kind, g.rationale, g.raw_output,
+       COALESCE(g.parse_status, 'ok') AS parse_status, g.error, g.created_at
+FROM (SELECT judge, COALESCE(cur.jid, newest.jid) AS jid
+      FROM cur FULL JOIN newest USING (judge)) x
+LEFT JOIN judgments g ON g.judgment_id = x.jid
+LEFT JOIN judges j ON j.judge = x.judge
+ORDER BY (COALESCE(j.kind, 'llm') = 'llm') DESC, x.judge
+"""
+
+SAMPLE_SCORES = """
+SELECT judge, skill, score FROM latest_scores
+WHERE dataset = ? AND instance_id = ? AND model = ?
+"""
+
+INSTANCE_RUBRIC = """
+SELECT u.skill, COALESCE(k.label, u.skill) AS label, k.definition, k.rubric,
+       COALESCE(k.scale_min, 1) AS scale_min, COALESCE(k.scale_max, 5) AS scale_max
+FROM (SELECT unnest(skills) AS skill, generate_subscripts(skills, 1) AS pos
+      FROM instances WHERE dataset = ? AND instance_id = ?) u
+LEFT JOIN skills k USING (skill)
+ORDER BY u.pos
+"""
+
+# ------------------------------------------------------------ annotation (analysis/annotation.py)
+
+JUDGE_KIND = "SELECT kind FROM judges WHERE judge = ?"
+
+INSERT_ANNOTATOR = """
+INSERT INTO judges (judge, kind, backend, params) VALUES (?, 'human', 'annotation', '{}')
+ON CONFLICT DO NOTHING
+"""
+
+# One run per annotator and dataset; each saved form bumps its counts and finish time.
+UPSERT_ANNOTATION_RUN = """
+INSERT INTO runs (run_id, judge, dataset, source, started_at, finished_at, status, n_items, n_ok)
+VALUES (?, ?, ?, 'annotate page', current_timestamp, current_timestamp, 'complete', 1, 1)
+ON CONFLICT (run_id) DO UPDATE SET
+    finished_at = now()::TIMESTAMP, n_items = runs.n_items + 1, n_ok = runs.n_ok + 1
+"""
+
+INSERT_ANNOTATION_JUDGMENT = """
+INSERT INTO judgments (run_id, dataset, instance_id, model, judge, raw_output, rationale,
+                       parse_status, latency_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, 'ok', ?)
+RETURNING judgment_id
+"""
+
+# Re-saving an item replaces the annotator's previous answer (kept as history).
+SUPERSEDE_ANSWER = """
+UPDATE scores SET superseded = true
+WHERE NOT superseded AND dataset = ? AND instance_id = ? AND model = ? AND judge = ?
+"""
+
+INSERT_ANSWER_SCORES = """
+INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id)
+SELECT ?, ?, ?, ?, unnest(?::VARCHAR[]), unnest(?::DOUBLE[]), ?, ?
+"""
+
+# The annotator's current answers on a dataset: one row per (instance, model, skill).
+ANNOTATOR_ANSWERS = """
+SELECT s.instance_id, s.model, s.skill, s.score, g.rationale AS comment, g.created_at
+FROM latest_scores s LEFT JOIN judgments g ON g.judgment_id = s.judgment_id
+WHERE s.dataset = ? AND s.judge = ?
+"""
+
+# Queue items with whether this annotator has answered them, in queue order.
+ANNOTATION_QUEUE = """
+SELECT q.instance_id, q.model,
+       EXISTS (SELECT 1 FROM latest_scores s
+               WHERE s.dataset = q.dataset AND s.instance_id = q.instance_id
+                 AND s.model = q.model AND s.judge = ?) AS answered
+FROM queue_items q
+WHERE q.queue = ? AND q.dataset = ?
+ORDER BY q.seq
+"""
+
+
+def ilike(column: str, text: str) -> tuple[str, str]:
+    """SQL and pattern for ``column`` containing ``text`` literally, ignoring case. ESCAPE only
+    when the text needs it: DuckDB's escaping ILIKE is half the speed of the plain one."""
+    if re.search(r"[\\%_]", text):
+        return f"{column} ILIKE ? ESCAPE '\\'", "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%"
+    return f"{column} ILIKE ?", f"%{text}%"
+
+
+def sample_search_sql(
+    f,
+    *,
+    text: str,
+    fields: tuple[str, ...],
+    skill: str | None,
+    ranges: tuple,
+    min_disagreement: float | None,
+    compared: tuple[str, ...],
+    order: str,
+    limit: int,
+    offset: int,
+) -> tuple[str, list]:
+    """The Samples page query: responses (joined to their instance) that pass the sidebar
+    filters (``f``, its judge ignored), a literal case-insensitive text search over ``fields``,
+    per-judge ranges of the mean score (``ranges``: objects with judge, low, high) and a
+    minimum judge disagreement; one page of them, each row with the total count."""
+    ctes: list[str] = []
+    joins: list[str] = []
+    params: list = []
+    if ranges:
+        ctes.append(SAMPLE_JUDGE_MEANS)
+        params += [f.dataset, skill, skill]
+        ors = " OR ".join("(judge = ? AND mean BETWEEN ? AND ?)" for _ in ranges)
+        ctes.append(
+            f"ranged AS (SELECT instance_id, model FROM per_judge WHERE {ors} "
+            "GROUP BY ALL HAVING count(*) = ?)"
+        )
+        for r in ranges:
+            params += [r.judge, r.low, r.high]
+        params.append(len(ranges))
+        joins.append("JOIN ranged USING (instance_id, model)")
+    need_spread = min_disagreement is not None or order == "disagreement"
+    if need_spread:
+        ctes.append(SAMPLE_SPREAD)
+        params += [f.dataset, skill, skill, list(compared), list(compared)]
+        kind = "JOIN" if min_disagreement is not None else "LEFT JOIN"
+        joins.append(f"{kind} spread USING (instance_id, model)")
+    where, wparams = filter_sql(f, alias="r", inst="i")
+    if min_disagreement is not None:
+        where += " AND spread.disagreement >= ?"
+        wparams.append(min_disagreement)
+    if text:
+        # Instance text is matched once per instance, not once per response to it.
+        inst_fields = [c for c in fields if c != "response"]
+        if inst_fields:
+            likes = [ilike(c, text) for c in inst_fields]
+            ors = " OR ".join(sql for sql, _ in likes)
+            ctes.append(
+                f"ihit AS (SELECT instance_id FROM instances WHERE dataset = ? AND ({ors}))"
+            )
+            params += [f.dataset, *(pattern for _, pattern in likes)]
+            joins.append("LEFT JOIN ihit ON ihit.instance_id = r.instance_id")
+        hits = ["ihit.instance_id IS NOT NULL"] if inst_fields else []
+        if "response" in fields:
+            sql, pattern = ilike("r.text", text)
+            hits.append(sql)
+            wparams.append(pattern)
+        where += f" AND ({' OR '.join(hits)})"
+    sql = SAMPLE_SELECT.format(
+        text_col="left(r.text, 200)" if text and "response" in fields else "NULL::VARCHAR",
+        spread_col="spread.disagreement" if need_spread else "NULL::DOUBLE",
+        joins="\n".join(joins),
+        where=where,
+        order=SAMPLE_ORDERS[order],
+    )
+    if ctes:
+        sql = "WITH " + ",\n".join(c.strip() for c in ctes) + sql
+    return sql, [*params, *wparams, limit, offset]

@@ -117,3 +117,18 @@ WHERE NOT superseded;
 -- v2: the content key of a judge call (same prompt + same judge configuration → same key), so
 -- a repeated or resumed run reuses what was paid for. Added in place to v1 stores.
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS cache_key VARCHAR;
+
+-- Work lists the pages share ("rejudge", "annotate"): one row per queued response, kept in the
+-- store so a queue survives page switches, a browser refresh and a restart. seq keeps the order
+-- items were added in.
+CREATE SEQUENCE IF NOT EXISTS queue_seq START 1;
+
+CREATE TABLE IF NOT EXISTS queue_items (
+    queue VARCHAR NOT NULL,
+    dataset VARCHAR NOT NULL,
+    instance_id VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    added_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    seq BIGINT NOT NULL DEFAULT nextval('queue_seq'),
+    PRIMARY KEY (queue, dataset, instance_id, model)
+);

@@ -21,7 +21,9 @@ from analysis.errors import StoreBusyError, StoreError
 
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SCHEMA_VERSION = "2"
+# Bump when schema.sql gains a table: ensure() then re-applies it (every statement is
+# idempotent), so a store made by an older version gets the new tables on first use.
+SCHEMA_VERSION = "3"  # 2: queue_items; 3: judgments.cache_key
 
 
 def default_db_path() -> Path:

@@ -58,8 +58,9 @@ def use_router() -> None:
     """Route every run through app.py's ``st.navigation``.
 
     Streamlit 1.67 treats a ``pages/`` folder next to the main script as a legacy (v1)
-    multipage app and would run a deep-linked page (``/agreement``, a link to a sample) on its
-    own, without the router and its sidebar. The flag is Streamlit's own switch for that mode.
+    multipage app and would run a deep-linked page (``/agreement``, ``/samples?instance=…``)
+    on its own, without the router and its sidebar. The flag is Streamlit's own switch for
+    that mode (what ``st.navigation`` itself sets once it has run).
     """
     PagesManager.uses_pages_directory = False
 
@@ -67,8 +68,8 @@ def use_router() -> None:
 def filters() -> Filters:
     """The sidebar's selection (set by app.py before the page runs)."""
     if "filters" not in st.session_state:
-        # Opened by a deep link before the router ever ran in this server: run it again, now
-        # through app.py, which keeps the URL's page.
+        # Opened by a deep link before the router ever ran in this server: rerun, now through
+        # app.py, which keeps the URL's page and its query parameters.
         use_router()
         st.rerun()
     return st.session_state["filters"]
