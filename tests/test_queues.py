@@ -8,7 +8,7 @@ import pytest
 
 from analysis import queues
 from analysis.errors import InputError, NotFoundError
-from analysis.store import Store
+from analysis.store import SCHEMA_VERSION, Store
 from tests.samples_fixtures import DATASET, write_mini
 
 
@@ -87,4 +87,5 @@ def test_store_from_the_previous_schema_gets_the_queue_table(store):
     assert keys(store) == [("1", "alpha")]
     with store.read() as con:
         assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == n_scores
-        assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
+        version = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    assert version == (SCHEMA_VERSION,)
