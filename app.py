@@ -24,6 +24,7 @@ PAGES = [
     st.Page("pages/agreement.py", title="Human vs judge", icon=":material/balance:"),
     st.Page("pages/samples.py", title="Samples", icon=":material/search:"),
     st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
+    st.Page("pages/rejudge.py", title="Re-judge", icon=":material/gavel:"),
 ]
 
 

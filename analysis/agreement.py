@@ -44,6 +44,7 @@ class AgreementQuery:
     by: str | None = None
     n_boot: int = N_BOOT
     seed: int = 0
+    items: tuple[tuple[str, str], ...] = ()  # only these (instance_id, model); empty: all
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,14 @@ def _load(store: Store, q: AgreementQuery, judges: list[str]) -> pd.DataFrame:
         return con.execute(
             queries.AGREEMENT_SCORES.format(where=where), [*params, judges, skills, skills]
         ).df()
+
+
+def _only(rows: pd.DataFrame, items: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+    """The rows of the chosen responses (a re-judged selection), or all rows."""
+    if not items:
+        return rows
+    keep = pd.MultiIndex.from_tuples(items, names=["instance_id", "model"])
+    return rows[pd.MultiIndex.from_frame(rows[["instance_id", "model"]]).isin(keep)]
 
 
 def _side(rows: pd.DataFrame, judges: tuple[str, ...]) -> pd.Series:
@@ -329,7 +338,7 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
     known = scorer_options(store, q.filters.dataset)
     a, b, notes = _apart(resolve(q.a, known), resolve(q.b, known))
     humans = tuple(known.loc[known["kind"] == "human", "judge"])
-    rows = _load(store, q, sorted({*a.judges, *b.judges, *humans}))
+    rows = _only(_load(store, q, sorted({*a.judges, *b.judges, *humans})), q.items)
     pairs, counts = _pairs(rows, a, b)
     skills = _skill_order(pairs["skill"])
     scales = {

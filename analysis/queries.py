@@ -626,3 +626,22 @@ def sample_search_sql(
     if ctes:
         sql = "WITH " + ",\n".join(c.strip() for c in ctes) + sql
     return sql, [*params, *wparams, limit, offset]
+
+
+# ---------------------------------------------------------------- re-judging
+
+# Responses in the sidebar's slice (no judge condition), the "by filters" re-judge selection.
+REJUDGE_CANDIDATES = """
+SELECT s.instance_id, s.model
+FROM responses s JOIN instances i USING (dataset, instance_id)
+WHERE {where} AND s.text IS NOT NULL
+ORDER BY TRY_CAST(s.instance_id AS BIGINT) NULLS LAST, s.instance_id, s.model
+LIMIT ?
+"""
+
+# Latest scores of some scorers (with their kind) on one dataset, for before/after tables.
+SCORES_OF_JUDGES = """
+SELECT s.instance_id, s.model, s.skill, s.judge, s.score, COALESCE(j.kind, 'llm') AS kind
+FROM latest_scores s LEFT JOIN judges j USING (judge)
+WHERE s.dataset = ? AND (list_contains(?::VARCHAR[], s.judge) OR j.kind = 'human')
+"""

@@ -7,7 +7,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Protocol
 
-from analysis.errors import NotFoundError
+from analysis.errors import FinegrainError, NotFoundError
 from judges.config import JudgeConfig
 
 # name → module path (imported lazily) holding a ``create(config) -> Backend``
@@ -25,15 +25,17 @@ class Completion:
     latency_ms: float
 
 
-class CallError(Exception):
+class CallError(FinegrainError):
     """A call that did not produce an answer. ``retryable`` calls are tried again with backoff
     (honouring ``retry_after`` seconds when the server gave one); the others fail the item."""
+
+    title = "Judge call failed"
 
     def __init__(
         self, message: str, *, retryable: bool, status: int | None = None, retry_after=None
     ) -> None:
         super().__init__(message)
-        self.message, self.retryable, self.status = message, retryable, status
+        self.retryable, self.status = retryable, status
         self.retry_after: float | None = retry_after
 
 

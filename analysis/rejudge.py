@@ -1,0 +1,73 @@
+"""The data of the Re-judge page: which responses to re-judge, and what changed afterwards
+(before/after per sample and skill, and agreement with human labels on exactly that subset)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from analysis import queries, queues
+from analysis.agreement import AgreementQuery, agreement
+from analysis.filters import Filters
+from analysis.store import Store
+
+SOURCES = {"queue": "The re-judge queue", "filters": "The sidebar's filters"}
+HUMANS = "kind:human"
+_KEY = ["instance_id", "model", "skill"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    table: pd.DataFrame  # instance_id, model, skill, before, after, change, human
+    agreement: pd.DataFrame  # judge, statistic, value, ci_low, ci_high, n (vs humans)
+    n_items: int
+    has_humans: bool
+
+
+def selection(
+    store: Store, filters: Filters, source: str, limit: int = 50
+) -> tuple[tuple[str, str], ...]:
+    """(instance_id, model) pairs to re-judge: the queue's, or the first ``limit`` responses
+    in the sidebar's slice."""
+    if source == "queue":
+        return tuple(i.key for i in queues.items(store, queues.REJUDGE, filters.dataset))
+    where, params = queries.filter_sql(replace(filters, judge=None))
+    with store.read() as con:
+        rows = con.execute(queries.REJUDGE_CANDIDATES.format(where=where), [*params, limit])
+        return tuple((i, m) for i, m in rows.fetchall())
+
+
+def _scores(store: Store, dataset: str, judges: list[str], items) -> pd.DataFrame:
+    with store.read() as con:
+        rows = con.execute(queries.SCORES_OF_JUDGES, [dataset, judges]).df()
+    keep = pd.MultiIndex.from_tuples(list(items), names=["instance_id", "model"])
+    return rows[pd.MultiIndex.from_frame(rows[["instance_id", "model"]]).isin(keep)]
+
+
+def compare(
+    store: Store, dataset: str, items: tuple[tuple[str, str], ...], before: str, after: str
+) -> Comparison:
+    """Before/after scores of the selection and, where humans labelled it, each judge's
+    agreement with the humans' mean on exactly those items (same resamples for both)."""
+    rows = _scores(store, dataset, [before, after], items)
+    humans = rows[rows["kind"] == "human"]
+    sides = {
+        "before": rows[rows["judge"] == before].groupby(_KEY)["score"].mean(),
+        "after": rows[rows["judge"] == after].groupby(_KEY)["score"].mean(),
+        "human": humans.groupby(_KEY)["score"].mean(),
+    }
+    table = pd.concat(sides, axis=1).reset_index()
+    table = table[table["before"].notna() | table["after"].notna()]
+    table = table.assign(change=table["after"] - table["before"]).sort_values(_KEY)
+    stats = []
+    if not humans.empty:
+        f = Filters(dataset)
+        for label, judge in (("before", before), ("after", after)):
+            r = agreement(store, AgreementQuery(f, judge, HUMANS, items=tuple(items)))
+            if not r.stats.empty:
+                overall = r.stats[r.stats["skill"] == r.stats["skill"].iloc[-1]]
+                stats.append(overall.assign(judge=f"{label}: {judge}"))
+    cols = ["judge", "skill", "statistic", "value", "ci_low", "ci_high", "n"]
+    agree = pd.concat(stats, ignore_index=True)[cols] if stats else pd.DataFrame(columns=cols)
+    return Comparison(table.reset_index(drop=True), agree, len(items), not humans.empty)
