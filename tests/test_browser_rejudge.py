@@ -1,0 +1,51 @@
+"""What a person sees, in Debian chromium: select responses on the Samples page into the
+re-judge queue, run another judge (the loopback OpenAI server) on the Re-judge page, and read
+the before/after comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.demo import build_and_write_demo
+from analysis.store import Store
+from tests.browser import ARTIFACTS, StreamlitServer, launch_browser
+from tests.openai_server import OpenAIServer
+from tests.test_browser_samples import _click_row, _settled
+
+pytestmark = pytest.mark.browser
+from playwright import sync_api  # noqa: E402
+
+
+def test_select_run_diff(tmp_path, monkeypatch):
+    ARTIFACTS.mkdir(exist_ok=True)
+    db = tmp_path / "b.duckdb"
+    build_and_write_demo(Store(db))
+    with OpenAIServer(latency=0.05) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)  # the page's default server
+        with StreamlitServer(db) as url, sync_api.sync_playwright() as p:
+            browser = launch_browser(p)
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.goto(f"{url}/samples")
+            page.get_by_text("responses match").first.wait_for(timeout=120_000)
+            _settled(page)
+            for row in range(3):
+                _click_row(page, row)
+                page.get_by_text(f"{row + 1} selected").wait_for(timeout=30_000)
+            page.get_by_role("button", name="Add to re-judge queue").click()
+            page.get_by_text("Re-judge these: 3").wait_for(timeout=30_000)
+
+            page.get_by_role("link", name="Re-judge").click()
+            page.get_by_text("3 responses selected").wait_for(timeout=60_000)
+            model = page.get_by_label("Model", exact=True)
+            model.fill("judge-test")
+            model.press("Enter")
+            _settled(page)
+            page.get_by_text("3 calls to make").wait_for(timeout=60_000)
+            page.get_by_role("button", name="Run").click()
+            page.get_by_role("heading", name="Before and after, per sample and skill").wait_for(
+                timeout=120_000
+            )
+            assert page.get_by_text("3 scored").first.is_visible()
+            assert srv.count() == 3
+            page.screenshot(path=str(ARTIFACTS / "rejudge.png"), full_page=True)
+            browser.close()
