@@ -45,7 +45,11 @@ def test_select_run_diff(tmp_path, monkeypatch):
             page.get_by_role("heading", name="Before and after, per sample and skill").wait_for(
                 timeout=120_000
             )
+            _settled(page)
+            tables = page.locator("[data-testid='stDataFrame']")
+            tables.first.wait_for(timeout=60_000)  # the before/after table is drawn
             assert page.get_by_text("3 scored").first.is_visible()
+            assert page.get_by_text("responses judged").count() == 0  # progress gone when done
             assert srv.count() == 3
             page.screenshot(path=str(ARTIFACTS / "rejudge.png"), full_page=True)
             browser.close()
