@@ -116,6 +116,12 @@ def worst(r: Agreement, skill: str, k: int = 200) -> pd.DataFrame:
     return top.assign(link=links)
 
 
+def worst_keys(r: Agreement, skill: str, k: int = 200) -> list[tuple[str, str]]:
+    """The (instance_id, model) responses behind the worst disagreements, each once."""
+    top = worst(r, skill, k)
+    return list(dict.fromkeys(zip(top["instance_id"], top["model"], strict=True)))
+
+
 def skill_label(skill: str | None) -> str:
     if skill is None:
         return "All skills"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis import agreement, agreement_charts, agreement_report
+from analysis import agreement, agreement_charts, agreement_report, queues
 from analysis.agreement_stats import LABELS, STATISTICS
-from pages.common import cached, filters, no_data, plain
+from analysis.errors import FinegrainError
+from pages.common import cached, filters, no_data, plain, show_error, store
 
 f = filters()
 st.title("Human vs judge")
@@ -127,6 +128,15 @@ st.dataframe(
         "b": st.column_config.NumberColumn("B", format="%.2f"),
     },
 )
+n_queue = st.number_input("How many of the worst", 1, 200, 20, key="agr_queue_n")
+if st.button("Add them to the re-judge queue", icon=":material/playlist_add:", key="agr_queue"):
+    keys = agreement.worst_keys(r, focus, int(n_queue))
+    try:
+        added = queues.add(store(), queues.REJUDGE, ds, keys)
+    except FinegrainError as e:
+        show_error(e)
+    else:
+        st.success(f"{added} responses added to the re-judge queue (see the Re-judge page).")
 st.download_button(
     "Download the disagreement list (CSV)",
     agreement_report.disagreements_csv(r),

@@ -136,3 +136,15 @@ def test_a_slice_with_no_human_labels_says_so(db):
     infos = " ".join(i.value for i in at.info)
     assert "no aligned scores" in infos
     assert not at.get("plotly_chart")
+
+
+def test_worst_disagreements_go_to_the_re_judge_queue(db):
+    from analysis import queues
+
+    at = _page({"agr_skill::demo": "correctness", "agr_queue_n": 5})
+    next(b for b in at.button if b.label == "Add them to the re-judge queue").click().run()
+    assert "5 responses added" in " ".join(s.value for s in at.success)
+    queued = [i.key for i in queues.items(Store(db), queues.REJUDGE, "demo")]
+    worst = [df.value for df in at.dataframe if "abs_diff" in df.value.columns][0]
+    pairs = zip(worst["instance_id"], worst["model"], strict=True)
+    assert queued == list(dict.fromkeys(pairs))[:5]
