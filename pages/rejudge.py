@@ -132,7 +132,8 @@ if job is not None and job.done:
     if job.error is not None:
         show_error(job.error)
         st.stop()
-    st.success("\n".join(f"- {plain(line)}" for line in job.summary.lines()))
+    report = "\n".join(f"- {plain(line)}" for line in job.summary.lines())
+    (st.warning if job.summary.cancelled else st.success)(report)
     judges = cached(agreement.scorer_choices)(ds)
     llms = [j for j in judges.options if not j.startswith("kind:") and j != job.config.judge]
     if not llms:

@@ -4,6 +4,7 @@ selection, the estimate, a run in the background, then before/after and agreemen
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import duckdb
@@ -115,3 +116,32 @@ def test_by_filters_selects_the_first_responses_of_the_slice(db):
     at = _page({"rj_source::demo": "filters", "rj_limit": 7, "models::demo": ["gpt4"]})
     assert "7 responses selected" in " ".join(c.value for c in at.caption)
     assert "7 calls to make" in " ".join(m.value for m in at.markdown)
+
+
+def test_cancel_stops_the_run_and_keeps_what_was_answered(db):
+    items = _human_items(db, 12)
+    queues.add(Store(db), queues.REJUDGE, "demo", items)
+    with OpenAIServer(latency=0.5) as srv:
+        at = _page({"rj_model": "judge-test", "rj_base_url": srv.base_url, "rj_concurrency": 1})
+        next(b for b in at.button if b.label == "Run").click().run()
+        job = at.session_state["rj_job"]
+        assert not job.done and at.get("progress")  # the progress bar of the running job
+        deadline = time.monotonic() + 30
+        while (job.progress is None or job.progress.done < 2) and time.monotonic() < deadline:
+            time.sleep(0.05)  # let two answers arrive first
+        next(b for b in at.button if b.label == "Cancel").click().run()
+        assert job.wait(30)
+        at.run()
+        asked = srv.count()
+    assert job.summary.cancelled and job.summary.ok >= 2 and asked < 12
+    assert "run the same command again" in " ".join(w.value for w in at.warning)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        stored = con.execute(
+            "SELECT count(*) FROM judgments WHERE run_id = ?", [job.summary.run_id]
+        ).fetchone()[0]
+        status = con.execute("SELECT status FROM runs WHERE run_id = ?", [job.summary.run_id])
+        assert status.fetchone() == ("cancelled",)
+    finally:
+        con.close()
+    assert stored == job.summary.ok + job.summary.failed + job.summary.errors
