@@ -88,6 +88,7 @@ with st.expander("Score ranges per judge", expanded=bool(st.session_state.get(f"
 query = samples.SampleQuery(
     f, text=text, fields=tuple(fields or ()), skill=skill, ranges=tuple(ranges),
     min_disagreement=threshold or None, compared=tuple(compared), sort=sort,
+    judges=opts.judges,
 )  # fmt: skip
 # A new query starts on page 1 with nothing selected.
 if st.session_state.get("s_query") != query:
