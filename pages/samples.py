@@ -106,7 +106,8 @@ if result.total == 0:
     no_data("No responses match the search and filters.")
 else:
     st.caption(
-        f"{result.total:,} responses match · page {page_no} of {result.pages:,} · "
+        f"{result.total:,} {'response matches' if result.total == 1 else 'responses match'} · "
+        f"page {page_no} of {result.pages:,} · "
         f"{result.page_size} per page. Judge columns: mean score over "
         f"{'the skill' if skill else 'the response skills'} (blank: not scored or N/A)."
     )
