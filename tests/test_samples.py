@@ -233,3 +233,17 @@ def test_judge_columns_are_looked_up_or_taken_from_the_caller(mini):
     assert given.judges == ("human-x",)
     assert list(given.rows.columns)[-1] == samples.judge_column("human-x")
     assert samples.judge_column("judge-a") not in given.rows.columns
+
+
+def test_ranges_and_disagreement_combine_with_the_sidebar_and_a_search(mini):
+    store, f = mini
+    filt = Filters(DATASET, models=("beta", "gamma"), difficulties=(1, 2, 4, 5))
+    q = SampleQuery(filt, text="response", ranges=(ScoreRange("judge-b", 2, 5),),
+                    min_disagreement=1, compared=("judge-a", "judge-b"), page_size=500)  # fmt: skip
+    page = samples.search(store, q)
+    got = list(page.rows[KEYS].itertuples(index=False, name=None))
+    want = expected(
+        f, text="response", models=("beta", "gamma"), levels=(1, 2, 4, 5),
+        ranges=[("judge-b", 2, 5)], min_dis=1, compared=("judge-a", "judge-b"),
+    )  # fmt: skip
+    assert got == want and 0 < len(want) < 48
