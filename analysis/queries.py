@@ -393,6 +393,8 @@ per_judge AS (
     SELECT instance_id, model, judge, avg(score) AS mean
     FROM latest_scores
     WHERE dataset = ? AND (?::VARCHAR IS NULL OR skill = ?)
+      AND list_contains(?::VARCHAR[], judge)  -- only the judges that have a range
+      AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], model))  -- sidebar models
     GROUP BY ALL
 )"""
 
@@ -406,6 +408,7 @@ spread AS (
         FROM latest_scores
         WHERE dataset = ? AND score IS NOT NULL AND (?::VARCHAR IS NULL OR skill = ?)
           AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], judge))
+          AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], model))  -- sidebar models
         GROUP BY ALL
         -- two judges or more; min/max of a 64-bit hash is 5x cheaper than count(DISTINCT)
         HAVING min(hash(judge)) <> max(hash(judge))
@@ -579,7 +582,8 @@ def sample_search_sql(
     params: list = []
     if ranges:
         ctes.append(SAMPLE_JUDGE_MEANS)
-        params += [f.dataset, skill, skill]
+        models = list(f.models)
+        params += [f.dataset, skill, skill, [r.judge for r in ranges], models, models]
         ors = " OR ".join("(judge = ? AND mean BETWEEN ? AND ?)" for _ in ranges)
         ctes.append(
             f"ranged AS (SELECT instance_id, model FROM per_judge WHERE {ors} "
@@ -592,7 +596,8 @@ def sample_search_sql(
     need_spread = min_disagreement is not None or order == "disagreement"
     if need_spread:
         ctes.append(SAMPLE_SPREAD)
-        params += [f.dataset, skill, skill, list(compared), list(compared)]
+        models = list(f.models)
+        params += [f.dataset, skill, skill, list(compared), list(compared), models, models]
         kind = "JOIN" if min_disagreement is not None else "LEFT JOIN"
         joins.append(f"{kind} spread USING (instance_id, model)")
     where, wparams = filter_sql(f, alias="r", inst="i")

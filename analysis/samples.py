@@ -57,6 +57,9 @@ class SampleQuery:
     sort: str = "instance"
     page: int = 0
     page_size: int = 50
+    # The judge columns, when the caller already knows the dataset's judges (the page has them
+    # from the sidebar's cached options); () = look them up, one more query.
+    judges: tuple[str, ...] = ()
 
 
 @dataclass
@@ -161,7 +164,11 @@ def search(store: Store, q: SampleQuery) -> SamplePage:
         ).df()
         insts = con.execute(queries.SAMPLE_PAGE_INSTANCES, [keys["irow"].tolist()]).df()
         scores = con.execute(queries.SAMPLE_PAGE_SCORES, [ids, models, f.dataset]).df()
-        judges = con.execute(queries.JUDGES_OF_DATASET, [f.dataset]).fetchall()
+        if q.judges:
+            names = q.judges
+        else:
+            rows_j = con.execute(queries.JUDGES_OF_DATASET, [f.dataset]).fetchall()
+            names = tuple(j for j, _, _ in rows_j)
         if keys.empty and q.page > 0:  # past the last page: the count still comes from page 1
             first = con.execute(sql, [*params[:-2], 1, 0]).fetchone()
     total = int(keys["total"].iloc[0]) if len(keys) else 0
@@ -171,7 +178,6 @@ def search(store: Store, q: SampleQuery) -> SamplePage:
     rows = keys.drop(columns="response") if not have_text else keys
     rows = rows.merge(insts, on="irow", how="left").merge(texts, on="rrow", how="left")
     rows = rows[PAGE_COLUMNS].astype({"disagreement": float})
-    names = tuple(j for j, _, _ in judges)
     if q.skill is not None:
         scores = scores[scores["skill"] == q.skill]
     table = _with_judge_columns(rows, scores, names, q.compared)

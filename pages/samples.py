@@ -88,6 +88,7 @@ with st.expander("Score ranges per judge", expanded=bool(st.session_state.get(f"
 query = samples.SampleQuery(
     f, text=text, fields=tuple(fields or ()), skill=skill, ranges=tuple(ranges),
     min_disagreement=threshold or None, compared=tuple(compared), sort=sort,
+    judges=opts.judges,
 )  # fmt: skip
 # A new query starts on page 1 with nothing selected.
 if st.session_state.get("s_query") != query:
@@ -105,7 +106,8 @@ if result.total == 0:
     no_data("No responses match the search and filters.")
 else:
     st.caption(
-        f"{result.total:,} responses match · page {page_no} of {result.pages:,} · "
+        f"{result.total:,} {'response matches' if result.total == 1 else 'responses match'} · "
+        f"page {page_no} of {result.pages:,} · "
         f"{result.page_size} per page. Judge columns: mean score over "
         f"{'the skill' if skill else 'the response skills'} (blank: not scored or N/A)."
     )

@@ -221,3 +221,29 @@ def test_detail_has_texts_and_each_judges_scores_and_rationale(mini):
         samples.detail(store, DATASET, "999", "beta")
     assert samples.detail_link(DATASET, "3", "beta") == {
         "dataset": DATASET, "instance": "3", "model": "beta"}  # fmt: skip
+
+
+def test_judge_columns_are_looked_up_or_taken_from_the_caller(mini):
+    store, _ = mini
+    page = samples.search(store, SampleQuery(Filters(DATASET), page_size=5))
+    assert page.judges == ("judge-a", "judge-b", "human-x")  # LLM judges first, as the sidebar
+    assert list(page.rows.columns) == [
+        *samples.PAGE_COLUMNS, *(samples.judge_column(j) for j in page.judges)]  # fmt: skip
+    given = samples.search(store, SampleQuery(Filters(DATASET), page_size=5, judges=("human-x",)))
+    assert given.judges == ("human-x",)
+    assert list(given.rows.columns)[-1] == samples.judge_column("human-x")
+    assert samples.judge_column("judge-a") not in given.rows.columns
+
+
+def test_ranges_and_disagreement_combine_with_the_sidebar_and_a_search(mini):
+    store, f = mini
+    filt = Filters(DATASET, models=("beta", "gamma"), difficulties=(1, 2, 4, 5))
+    q = SampleQuery(filt, text="response", ranges=(ScoreRange("judge-b", 2, 5),),
+                    min_disagreement=1, compared=("judge-a", "judge-b"), page_size=500)  # fmt: skip
+    page = samples.search(store, q)
+    got = list(page.rows[KEYS].itertuples(index=False, name=None))
+    want = expected(
+        f, text="response", models=("beta", "gamma"), levels=(1, 2, 4, 5),
+        ranges=[("judge-b", 2, 5)], min_dis=1, compared=("judge-a", "judge-b"),
+    )  # fmt: skip
+    assert got == want and 0 < len(want) < 48
