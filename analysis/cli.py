@@ -38,7 +38,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from analysis.demo import build_and_write_demo
 
     store = Store(args.db)
-    report = build_and_write_demo(store, seed=args.seed)
+    report = build_and_write_demo(store, seed=args.seed, force=args.force)
     _print_report(report, f"Simulated demo (seed {args.seed}) written to {store.path}")
 
 
@@ -195,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", parents=[common], help="(re)build the simulated demo dataset")
     d.add_argument("--seed", type=int, default=20231)
+    d.add_argument(
+        "--force", action="store_true", help="also delete annotations and judging runs on it"
+    )
     d.set_defaults(func=cmd_demo)
 
     f = sub.add_parser(

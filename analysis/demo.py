@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
+from analysis import queries
 from analysis.batch import (
     INSTANCE_COLS,
     JUDGMENT_COLS,
@@ -37,6 +38,7 @@ from analysis.batch import (
     RunRecord,
     write_batch,
 )
+from analysis.errors import InputError
 from analysis.published import published_skill_scores
 from analysis.store import Store
 from analysis.taxonomy import DIFFICULTY_LEVELS, SKILL_ORDER, SKILLS
@@ -445,6 +447,28 @@ def build_demo(seed: int = DEFAULT_SEED, human_instances: int = N_HUMAN_INSTANCE
     return batch
 
 
-def build_and_write_demo(store: Store, seed: int = DEFAULT_SEED) -> ImportReport:
-    """(Re)build the demo dataset in ``store``: its old rows go, in the same transaction."""
+def user_work(store: Store) -> list[tuple[str, int]]:
+    """(judge, judgments) a user added to the demo dataset: annotations, judging runs."""
+    if not store.exists():
+        return []
+    store.ensure()
+    with store.read() as con:
+        return con.execute(queries.USER_RUNS_OF_DATASET, [DEMO_DATASET, "demo-"]).fetchall()
+
+
+def build_and_write_demo(
+    store: Store, seed: int = DEFAULT_SEED, *, force: bool = False
+) -> ImportReport:
+    """(Re)build the demo dataset in ``store``: its old rows go, in the same transaction.
+
+    Refuses, unless ``force``, when a user's own work (annotations, judging runs) would go too.
+    """
+    work = [] if force else user_work(store)
+    if work:
+        who = ", ".join(f"{judge} ({n} judgments)" for judge, n in work)
+        raise InputError(
+            "demo", None, None,
+            f"rebuilding the demo would delete work added to it: {who}. Export it first, or "
+            "rebuild with --force to delete it.",
+        )  # fmt: skip
     return write_batch(store, build_demo(seed), source=f"simulated demo (seed {seed})")

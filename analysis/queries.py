@@ -650,3 +650,11 @@ SELECT s.instance_id, s.model, s.skill, s.judge, s.score, COALESCE(j.kind, 'llm'
 FROM latest_scores s LEFT JOIN judges j USING (judge)
 WHERE s.dataset = ? AND (list_contains(?::VARCHAR[], s.judge) OR j.kind = 'human')
 """
+
+# Work a user added to a dataset (annotations, judging runs): runs the demo did not write.
+USER_RUNS_OF_DATASET = """
+SELECT r.judge, count(DISTINCT j.judgment_id) AS judgments
+FROM runs r JOIN judgments j USING (run_id)
+WHERE r.dataset = ? AND NOT starts_with(r.run_id, ?)
+GROUP BY r.judge ORDER BY r.judge
+"""

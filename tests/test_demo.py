@@ -221,3 +221,35 @@ def test_published_files_match_the_paper() -> None:
     real_a = pd.read_csv(SHARED_PUBLISHED / "skill_agreement.csv").set_index("skill")
     cols = ["human_human_alpha", "gpt4_repeat_alpha", "human_gpt4_pearson"]
     assert np.allclose(real_a[cols], agreement.set_index("skill").loc[real_a.index, cols])
+
+
+def test_rebuilding_the_demo_refuses_to_delete_a_users_work(tmp_path, capsys):
+    from analysis import annotation
+    from analysis.cli import main
+    from analysis.demo import build_and_write_demo
+    from analysis.store import Store
+
+    store = Store(tmp_path / "d.duckdb")
+    build_and_write_demo(store)
+    assert main(["demo", "--db", str(store.path)]) == 0  # nothing of the user's yet: rebuilt
+    capsys.readouterr()
+    _annotate_one(store, annotation)
+    before = _count(store, "SELECT count(*) FROM scores")
+    assert main(["demo", "--db", str(store.path)]) == 2
+    err = capsys.readouterr().err
+    assert "would delete work added to it: alice (1 judgments)" in err and "--force" in err
+    assert _count(store, "SELECT count(*) FROM scores") == before  # nothing was touched
+    assert main(["demo", "--db", str(store.path), "--force"]) == 0
+    assert _count(store, "SELECT count(*) FROM judgments WHERE judge = 'alice'") == 0
+
+
+def _count(store, sql: str) -> int:
+    with store.read() as con:
+        return con.execute(sql).fetchone()[0]
+
+
+def _annotate_one(store, annotation) -> None:
+    skills = [s.skill for s in annotation.rubric(store, "demo", "1")]
+    annotation.save_answer(
+        store, annotation.Answer("alice", "demo", "1", "gpt4", dict.fromkeys(skills, 4.0))
+    )
