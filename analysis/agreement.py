@@ -97,7 +97,9 @@ def scorer_choices(store: Store, dataset: str) -> ScorerChoices:
     labels |= {j: f"{j} ({k})" for j, k in zip(judges, kinds, strict=True)}
     llms = [j for j, k in zip(judges, kinds, strict=True) if k == "llm"]
     a = llms[0] if llms else (judges[0] if judges else None)
-    b = "kind:human" if "kind:human" in groups else next((j for j in judges if j != a), None)
+    humans = [j for j, k in zip(judges, kinds, strict=True) if k == "human"]
+    # All humans, unless A is the only human: then A vs all humans would be A vs itself.
+    b = "kind:human" if humans and humans != [a] else next((j for j in judges if j != a), None)
     return ScorerChoices(tuple(groups + judges), labels, a, b, tuple(skills))
 
 
@@ -389,9 +391,12 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
 
 
 def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
-    """Skills in taxonomy order (then slices); drop the slice column where there are none."""
+    """Skills in taxonomy order (then slices); drop the slice column where there are none; no
+    CI from a single instance (every resample would be that instance: a zero-width lie)."""
     if frame.empty:
         return frame
+    frame = frame.copy()
+    frame.loc[frame["n_instances"] < 2, ["ci_low", "ci_high"]] = np.nan
     skills = _skill_order(set(frame["skill"]) - {OVERALL}) + [OVERALL]
     order = {s: i for i, s in enumerate(skills)}
     frame = frame.assign(_o=frame["skill"].map(order).fillna(len(order)))

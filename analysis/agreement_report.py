@@ -78,14 +78,23 @@ def wide_table(frame: pd.DataFrame, index: str = "skill") -> pd.DataFrame:
     """Rows by ``index``, one column per statistic with 'value [lo, hi]', then n."""
     if frame.empty:
         return pd.DataFrame()
+    level = frame["level"] if "level" in frame else pd.Series("pooled", index=frame.index)
+    units = level.map({"instance": "instances", "system": "models"})
     cells = frame.assign(
-        cell=[_fmt(v, lo, hi) for v, lo, hi in frame[["value", "ci_low", "ci_high"]].to_numpy()],
+        cell=[
+            _fmt(v, lo, hi) + ("" if pd.isna(u) else f" (n={n} {u})")
+            for v, lo, hi, n, u in zip(
+                frame["value"], frame["ci_low"], frame["ci_high"], frame["n"], units, strict=True
+            )
+        ],
         statistic=frame["statistic"].map(lambda s: LABELS.get(s, s)),
     )
     wide = cells.pivot_table(
         index=index, columns="statistic", values="cell", aggfunc="first", sort=False
     )
-    n = cells.groupby(index, sort=False)["n"].max().rename("n")
+    # n: the items behind the pooled statistics; level statistics carry their own n.
+    pooled = cells[level == "pooled"] if (level == "pooled").any() else cells
+    n = pooled.groupby(index, sort=False)["n"].max().rename("n")
     return wide.join(n).reset_index()
 
 

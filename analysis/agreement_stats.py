@@ -156,10 +156,11 @@ def pair_stats_raw(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     """Every statistic from the aligned pairs themselves (any number of distinct values)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     n = len(a)
-    if n < 2:
-        return dict.fromkeys(STATISTICS, np.nan) | (
-            {"mae": abs(a - b).mean(), "exact": float(abs(a - b).mean() <= _TOL)} if n else {}
-        )
+    if n < 2:  # the same answers as the table method (one cell, or none)
+        values = np.unique(np.concatenate([a, b]))
+        t = np.zeros((len(values), len(values)))
+        np.add.at(t, (np.searchsorted(values, a), np.searchsorted(values, b)), 1)
+        return {k: float(v) for k, v in pair_stats_table(t, values).items()}
     diff = np.abs(a - b)
     ma, mb = a.mean(), b.mean()
     denom = a.var() + b.var() + (ma - mb) ** 2

@@ -284,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e.title}: {e.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: nothing was written by the unfinished step.", file=sys.stderr)
+        print(
+            "interrupted: an unfinished import wrote nothing; a judging run keeps every answer "
+            "it received (run the same command again to finish it).",
+            file=sys.stderr,
+        )
         return 130
     return 0

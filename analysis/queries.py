@@ -253,7 +253,8 @@ LIMIT ?
 # Answered calls with these content keys (any judge, any run): a cache hit costs nothing.
 # Unparseable answers are kept but not reused, so a rerun asks again.
 CACHED_JUDGMENTS = """
-SELECT cache_key, judge, instance_id, model, raw_output, prompt_tokens, completion_tokens
+SELECT cache_key, judge, dataset, instance_id, model, raw_output, prompt_tokens,
+       completion_tokens
 FROM judgments
 WHERE list_contains(?::VARCHAR[], cache_key) AND parse_status = 'ok'
 """
@@ -331,6 +332,8 @@ STORED_ITEMS = """
 SELECT dataset, instance_id, model FROM judgments
 WHERE run_id = ? AND parse_status <> 'error'
 """
+
+JUDGE_ROW = "SELECT kind, backend FROM judges WHERE judge = ?"
 
 UPSERT_RUN_JUDGE = """
 INSERT INTO judges (judge, kind, backend, model, prompt_version, params)

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pandas as pd
 
 from analysis import queries, queues
-from analysis.agreement import AgreementQuery, agreement
+from analysis.agreement import OVERALL, AgreementQuery, agreement
+from analysis.errors import InputError
 from analysis.filters import Filters
 from analysis.store import Store
 
@@ -38,6 +40,22 @@ def selection(
         return tuple((i, m) for i, m in rows.fetchall())
 
 
+def user_file(store: Store, text: str) -> str | None:
+    """A prompt or rubric file typed on the page, as ``file:PATH[#id]``. Only files in the
+    store's folder (``data/`` by default): a visitor must not make the server read, and send to
+    a judge, any other file. The command line takes any path."""
+    text = text.strip()
+    if not text:
+        return None
+    path, _, pick = text.partition("#")
+    root = store.path.resolve().parent
+    p = Path(path) if Path(path).is_absolute() else root / path
+    p = p.resolve()
+    if root not in p.parents:
+        raise InputError(text, None, None, f"files named on this page must be in {root}")
+    return f"file:{p}" + (f"#{pick}" if pick else "")
+
+
 def _scores(store: Store, dataset: str, judges: list[str], items) -> pd.DataFrame:
     with store.read() as con:
         rows = con.execute(queries.SCORES_OF_JUDGES, [dataset, judges]).df()
@@ -49,7 +67,7 @@ def compare(
     store: Store, dataset: str, items: tuple[tuple[str, str], ...], before: str, after: str
 ) -> Comparison:
     """Before/after scores of the selection and, where humans labelled it, each judge's
-    agreement with the humans' mean on exactly those items (same resamples for both)."""
+    agreement with the humans' mean on exactly those items (overall, with 95% CIs)."""
     rows = _scores(store, dataset, [before, after], items)
     humans = rows[rows["kind"] == "human"]
     sides = {
@@ -66,8 +84,9 @@ def compare(
         for label, judge in (("before", before), ("after", after)):
             r = agreement(store, AgreementQuery(f, judge, HUMANS, items=tuple(items)))
             if not r.stats.empty:
-                overall = r.stats[r.stats["skill"] == r.stats["skill"].iloc[-1]]
-                stats.append(overall.assign(judge=f"{label}: {judge}"))
+                skills = set(r.stats["skill"])
+                pick = OVERALL if OVERALL in skills else next(iter(skills))  # one skill only
+                stats.append(r.stats[r.stats["skill"] == pick].assign(judge=f"{label}: {judge}"))
     cols = ["judge", "skill", "statistic", "value", "ci_low", "ci_high", "n"]
     agree = pd.concat(stats, ignore_index=True)[cols] if stats else pd.DataFrame(columns=cols)
     return Comparison(table.reset_index(drop=True), agree, len(items), not humans.empty)

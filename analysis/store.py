@@ -34,6 +34,9 @@ def default_db_path() -> Path:
 
 def _is_lock_error(e: Exception) -> bool:
     text = str(e).lower()
+    if "different configuration" in text:
+        # Same process, other mode: a page reading while a judging thread writes (or back).
+        return True
     return "lock" in text and ("conflict" in text or "could not set" in text)
 
 

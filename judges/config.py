@@ -26,6 +26,9 @@ class JudgeConfig:
     use_reference: bool = True  # give the reference answer when the instance has one
     structured: bool = False  # ask for a JSON object (response_format) where supported
     api_key_env: str = "OPENAI_API_KEY"  # the variable that holds the key, not the key
+    # Send that key to ``base_url`` even when it is not the operator's $OPENAI_BASE_URL: true
+    # from the command line (the operator typed it), false from the app (a visitor typed it).
+    trust_base_url: bool = True
     name: str | None = None  # the judge's name in the store (default: derived)
     timeout_s: float = 60.0  # per call
     device: str | None = None  # transformers: "cpu", "cuda" or None (cuda when available)
@@ -35,9 +38,13 @@ class JudgeConfig:
     def judge(self) -> str:
         if self.name:
             return self.name
-        ref = "" if self.use_reference else ", no reference"
-        rubric = "" if self.rubric == "store" else f", rubric {Path(self.rubric[5:]).name}"
-        return f"{self.model} ({self.backend}, {self.prompt_version}{rubric}{ref})"
+        extra = [] if self.rubric == "store" else [f"rubric {Path(self.rubric[5:]).name}"]
+        extra += [] if self.use_reference else ["no reference"]
+        # Settings that change answers are in the name, so one name means one configuration.
+        extra += [f"t={self.temperature:g}"] if self.temperature else []
+        extra += [] if self.max_tokens == 1024 else [f"max {self.max_tokens} tokens"]
+        extra += ["json"] if self.structured else []
+        return f"{self.model} ({', '.join([self.backend, self.prompt_version, *extra])})"
 
     def fingerprint(self) -> dict:
         """What changes the judge's answers: not speed settings, never credentials, and not

@@ -46,7 +46,9 @@ class JudgeJob:
                 progress=self._on_progress, cancel=self.cancel,
             )  # fmt: skip
         except FinegrainError as e:
-            self.error = e
+            # Keep the message only: a traceback would keep the run (and its journal's lock)
+            # alive, and the next run would not recover that journal.
+            self.error = FinegrainError(e.message, title=e.title)
         except Exception as e:  # noqa: BLE001 - shown on the page, never a dead thread
             self.error = FinegrainError(f"{type(e).__name__}: {e}", title="Judging failed")
 

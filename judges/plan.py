@@ -76,13 +76,13 @@ class Plan:
     config: JudgeConfig
     selection: Selection
     calls: tuple[Call, ...]  # every item of the selection
-    done: frozenset[tuple[str, str, str]]  # (instance, model, key) this judge answered
+    done: frozenset[tuple[str, str, str, str]]  # (dataset, instance, model, key) answered
     reuse: dict  # key → (raw_output, prompt_tokens, completion_tokens) of an earlier answer
     scales: dict[str, tuple[float, float]]
     estimate: Estimate
 
     def is_done(self, c: Call) -> bool:
-        return (c.item.instance_id, c.item.model, c.cache_key) in self.done
+        return (c.item.dataset, c.item.instance_id, c.item.model, c.cache_key) in self.done
 
     @property
     def to_reuse(self) -> list[Call]:
@@ -166,8 +166,8 @@ def plan_run(
     keys = [c.cache_key for c in calls]
     with store.read() as con:
         cached = con.execute(queries.CACHED_JUDGMENTS, [keys]).fetchall()
-    done = frozenset((i, m, k) for k, judge, i, m, *_ in cached if judge == config.judge)
-    reuse = {k: (raw, pt or 0, ct or 0) for k, _j, _i, _m, raw, pt, ct in cached}
+    done = frozenset((d, i, m, k) for k, judge, d, i, m, *_ in cached if judge == config.judge)
+    reuse = {k: (raw, pt or 0, ct or 0) for k, _j, _d, _i, _m, raw, pt, ct in cached}
     scales = {s: (r.scale_min, r.scale_max) for s, r in rubrics.items()}
     plan = Plan(config, sel, tuple(calls), done, reuse, scales, Estimate(0, 0, 0, 0, None, 0))
     return _with_estimate(plan, concurrency, prices)

@@ -171,10 +171,15 @@ def _rubric_text(t: PromptTemplate, r: Rubric) -> str:
     return t.rubric_item.format(key=r.skill, label=r.label, definition=r.definition, levels=levels)
 
 
+# Any spelling of an end mark inside model text (case, spaces): it cannot close its block.
+_END = re.compile(
+    "|".join(r"\[\s*" + r"\s+".join(map(re.escape, m[1:-1].split())) + r"\s*\]" for m in END_MARKS),
+    re.IGNORECASE,
+)
+
+
 def _defuse(text: str) -> str:
-    for mark in END_MARKS:
-        text = text.replace(mark, mark[:-1] + " (quoted)]")
-    return text
+    return _END.sub(lambda m: m.group(0)[:-1].rstrip() + " (quoted)]", text)
 
 
 def build_messages(

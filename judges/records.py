@@ -157,6 +157,21 @@ def recover(store: Store) -> int:
             continue  # a live run owns it
         recovered += write_records(store, read_journal(path))
         with store.write() as con:
+            con.execute(queries.REFRESH_RUN_COUNTS, [0, None, path.stem])
             con.execute(queries.MARK_INTERRUPTED, [path.stem])
         path.unlink()
     return recovered
+
+
+def live_runs(store: Store, judge: str, dataset: str) -> list[str]:
+    """Runs of this judge on this dataset that a live process is writing now."""
+    with store.read() as con:
+        rows = con.execute(queries.RUNS_IN_PROGRESS).fetchall()
+    folder = journal_dir(store)
+    return [
+        run_id
+        for run_id, j, d in rows
+        if j == judge and d == dataset
+        and (folder / f"{run_id}.jsonl").exists()
+        and not is_abandoned(folder / f"{run_id}.jsonl")
+    ]  # fmt: skip

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from analysis import queries
+from analysis.errors import FinegrainError, InputError
 from analysis.store import Store
 from judges import backends
 from judges.config import JudgeConfig
 from judges.parsing import parse_judgment
 from judges.plan import Call, Plan, Selection, plan_run
 from judges.prices import load_prices, price_of
-from judges.records import CallRecord, Journal, recover, write_records
+from judges.records import CallRecord, Journal, live_runs, recover, write_records
 
 Progress = Callable[["RunSummary"], None]
 
@@ -89,6 +90,13 @@ def run(
     """Plan and run (blocking). Recovers killed runs first, so a rerun resumes them."""
     store.ensure()
     recovered = recover(store)
+    live = live_runs(store, config.judge, selection.dataset)
+    if live:
+        raise InputError(
+            "judge run", None, None,
+            f"judge '{config.judge}' is already running on '{selection.dataset}' (run "
+            f"{', '.join(live)}); wait for it or cancel it first.",
+        )  # fmt: skip
     plan = plan_run(
         store, config, selection, concurrency=options.concurrency, prices=options.prices
     )
@@ -117,6 +125,7 @@ class _Run:
         self.summary = RunSummary(self.run_id, cfg.judge, len(plan.calls))
         self.summary.cache_hits = sum(1 for c in plan.calls if plan.is_done(c))
         self.pending: list[CallRecord] = []
+        self.recorded: set[tuple[str, str]] = set()
         self.price = (
             None
             if cfg.backend == "transformers"
@@ -128,30 +137,47 @@ class _Run:
         self.flush_lock = asyncio.Lock()
 
     async def go(self) -> RunSummary:
-        cfg, started = self.plan.config, time.perf_counter()
-        with self.store.write() as con:
-            con.execute(
-                queries.UPSERT_RUN_JUDGE,
-                [cfg.judge, cfg.backend, cfg.model, cfg.prompt_version, cfg.params_json()],
-            )
-            source = f"judge run on {self.plan.selection.dataset}"
-            con.execute(
-                queries.START_RUN,
-                [self.run_id, cfg.judge, self.plan.selection.dataset, source, len(self.plan.calls)],
-            )
+        started = time.perf_counter()
+        self._start()
         self.journal = Journal(self.store, self.run_id)
-        status = "failed"
+        status, stored = "failed", False
         try:
             self._reuse_cached()
             await self._call_all()
             status = "cancelled" if self.cancel.is_set() else "complete"
+        except asyncio.CancelledError:  # Ctrl-C in the CLI: keep what arrived
+            self.cancel.set()
+            status = "cancelled"
+            raise
         finally:
             self.summary.cancelled = self.cancel.is_set()
             self.summary.seconds = time.perf_counter() - started
-            flushed = await self._flush()
-            self._finish(status if flushed else "interrupted")
-            self.journal.close(remove=flushed)
+            try:
+                stored = await self._flush() and self._finish(status)
+            finally:
+                # Unstored answers stay in the journal; the next run recovers them.
+                self.journal.close(remove=stored)
         return self.summary
+
+    def _start(self) -> None:
+        cfg, sel = self.plan.config, self.plan.selection
+        with self.store.write() as con:
+            row = con.execute(queries.JUDGE_ROW, [cfg.judge]).fetchone()
+            if row and (row[0] != "llm" or row[1] not in backends.BACKENDS):
+                raise InputError(
+                    "judge name", None, None,
+                    f"'{cfg.judge}' already names a {row[0]} scorer ({row[1]}); its scores would "
+                    "be replaced. Choose another name.",
+                )  # fmt: skip
+            con.execute(
+                queries.UPSERT_RUN_JUDGE,
+                [cfg.judge, cfg.backend, cfg.model, cfg.prompt_version, cfg.params_json()],
+            )
+            source = f"judge run on {sel.dataset}"
+            con.execute(
+                queries.START_RUN,
+                [self.run_id, cfg.judge, sel.dataset, source, len(self.plan.calls)],
+            )
 
     def _reuse_cached(self) -> None:
         """A prompt answered before (another item, another judge name): stored again, no call."""
@@ -188,6 +214,16 @@ class _Run:
             t.cancel()  # in-flight requests are aborted; nothing half-done is stored
 
     async def _one(self, backend, sem: asyncio.Semaphore, call: Call) -> None:
+        try:
+            await self._ask(backend, sem, call)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug or a surprise: recorded, never dropped
+            for c in self.plan.sharing(call):
+                if not self._recorded(c):
+                    self._record(c, None, f"unexpected {type(e).__name__}", None, 0, 0)
+
+    async def _ask(self, backend, sem: asyncio.Semaphore, call: Call) -> None:
         async with sem:
             error, attempt = None, 0
             while not self.cancel.is_set():
@@ -215,38 +251,45 @@ class _Run:
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         wait = min(self.opt.backoff_cap_s, self.opt.backoff_s * 2**attempt)
         wait *= random.uniform(0.5, 1.0)  # jitter: concurrent retries do not stampede
+        # The backend caps Retry-After (at 2 minutes); it wins over a shorter backoff.
         return max(wait, retry_after or 0.0)
 
+    def _recorded(self, call: Call) -> bool:
+        return (call.item.instance_id, call.item.model) in self.recorded
+
     def _record(self, call: Call, text, error, latency, pt, ct, *, cached: bool = False) -> None:
+        """Journal one item's outcome first (it was paid for), then count it."""
         item, s = call.item, self.summary
-        if error is not None:
-            status, scores, rationale = "error", {}, None
-            s.errors += 1
-            if len(s.failures) < 20:
-                s.failures.append(f"{item.instance_id}/{item.model}: {error}")
-        else:
+        pt, ct = int(pt or 0), int(ct or 0)  # a server may send null usage
+        status, scores, rationale = "error", {}, None
+        if error is None:
             parsed = parse_judgment(text, item.skills, self.plan.scales)
             status, scores, rationale, error = (
                 parsed.status, parsed.scores, parsed.rationale, parsed.error
             )  # fmt: skip
-            if cached:
-                s.cache_hits += 1
-            elif status == "ok":
-                s.ok += 1
-            else:
-                s.failed += 1
+        rec = CallRecord(
+            self.run_id, item.dataset, item.instance_id, item.model, self.plan.config.judge,
+            call.cache_key, text, rationale, status, error, latency, pt, ct, scores, cached,
+        )  # fmt: skip
+        self.journal.append(rec)
+        self.pending.append(rec)
+        self.recorded.add((item.instance_id, item.model))
+        if status == "error":
+            s.errors += 1
+            if len(s.failures) < 20:
+                s.failures.append(f"{item.instance_id}/{item.model}: {error}")
+        elif cached:
+            s.cache_hits += 1
+        elif status == "ok":
+            s.ok += 1
+        else:
+            s.failed += 1
         s.prompt_tokens += pt
         s.completion_tokens += ct
         if self.price is not None:
             s.cost_usd = self.price.cost(s.prompt_tokens, s.completion_tokens)
         elif self.plan.config.backend != "transformers":
-            s.cost_usd = None
-        rec = CallRecord(
-            self.run_id, item.dataset, item.instance_id, item.model, self.plan.config.judge,
-            call.cache_key, text, rationale, status, error, latency, pt, ct, scores, cached,
-        )  # fmt: skip
-        self.journal.append(rec)  # durable before anything else happens
-        self.pending.append(rec)
+            s.cost_usd = None  # not in the price table: unknown, not free
         self._tick()
 
     def _tick(self) -> None:
@@ -275,8 +318,13 @@ class _Run:
         self.journal.sync()  # on disk before the store says it has them
         write_records(self.store, batch)
 
-    def _finish(self, status: str) -> None:
+    def _finish(self, status: str) -> bool:
+        """Close the run row; False (journal kept) when the store stayed busy."""
         s = self.summary
-        with self.store.write() as con:
-            con.execute(queries.REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd or 0.0, self.run_id])
-            con.execute(queries.FINISH_RUN, [status, self.run_id])
+        try:
+            with self.store.write() as con:
+                con.execute(queries.REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd, self.run_id])
+                con.execute(queries.FINISH_RUN, [status, self.run_id])
+        except FinegrainError:
+            return False
+        return True

@@ -20,7 +20,7 @@ st.caption(
 )
 
 choices = cached(agreement.scorer_choices)(f.dataset)
-if len(choices.options) < 2:
+if choices.default_a is None or choices.default_b is None:
     st.info(
         "This dataset needs at least two scorers to compare. Import human labels with "
         "`python -m analysis import-scores FILE --kind human`, or annotate on the Annotate page.",

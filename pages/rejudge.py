@@ -9,6 +9,7 @@ import os
 import streamlit as st
 
 from analysis import agreement, rejudge
+from analysis.errors import FinegrainError
 from judges import plan as judge_plan
 from judges.config import JudgeConfig
 from judges.jobs import JudgeJob
@@ -66,12 +67,12 @@ with st.container(border=True):
     custom_prompt = c6.text_input(
         "…or a prompt file",
         key="rj_prompt_file",
-        help="Our JSON template, or FLASK's prompt.jsonl#2",
+        help="In the store's folder (data/): our JSON template, or FLASK's prompt.jsonl#2",
     )
     rubric_file = c7.text_input(
         "Rubric file (optional)",
         key="rj_rubric",
-        help="FLASK's skillset_description.json; empty: our rubric",
+        help="In the store's folder (data/): FLASK's skillset_description.json; empty: ours",
     )
     c8, c9, c10, c11 = st.columns(4)
     use_reference = c8.toggle("Show reference answers", value=True, key="rj_ref")
@@ -79,19 +80,26 @@ with st.container(border=True):
     name = c10.text_input("Judge name (optional)", key="rj_name")
     key_env = "OPENAI_API_KEY"
     c11.caption(
-        f"API key: ${key_env} is {'set' if os.environ.get(key_env) else 'not set'} "
-        "(local servers usually need none)."
+        f"API key: ${key_env} is {'set' if os.environ.get(key_env) else 'not set'}; it is sent "
+        "only to OpenAI or $OPENAI_BASE_URL, never to another URL typed here."
     )
 
+try:
+    prompt_file = rejudge.user_file(store(), custom_prompt)
+    rubric_path = rejudge.user_file(store(), rubric_file)
+except FinegrainError as e:
+    show_error(e)
+    st.stop()
 config = JudgeConfig(
     backend=backend,
     model=model.strip(),
-    prompt_version=f"file:{custom_prompt.strip()}" if custom_prompt.strip() else prompt,
-    rubric=f"file:{rubric_file.strip()}" if rubric_file.strip() else "store",
+    prompt_version=prompt_file or prompt,
+    rubric=rubric_path or "store",
     base_url=base_url.strip() or None,
     temperature=float(temperature),
     use_reference=use_reference,
     name=name.strip() or None,
+    trust_base_url=False,  # the operator's key goes only to $OPENAI_BASE_URL (or OpenAI)
 )
 selection = judge_plan.Selection(ds, items=items)
 plan = cached(judge_plan.plan_run)(config, selection, concurrency=int(concurrency))

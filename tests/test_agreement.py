@@ -314,3 +314,41 @@ def test_worst_disagreements_are_ranked_and_link_to_the_sample(hand):
     }
     only = worst(r, "readability", k=3)
     assert set(only["skill"]) == {"readability"} and len(only) == 3
+
+
+def test_a_single_instance_gives_no_ci(tmp_path):
+    rows = [
+        dict(instance_id="only", model=m, skill="correctness", judge=j, kind=k, score=s)
+        for m, (a, b) in zip(["m1", "m2", "m3"], [(1, 2), (3, 3), (5, 4)], strict=True)
+        for j, k, s in (("J", "llm", a), ("H", "human", b))
+    ]
+    pd.DataFrame(rows).to_csv(tmp_path / "one.csv", index=False)
+    store = Store(tmp_path / "one.duckdb")
+    import_scores(store, tmp_path / "one.csv", dataset="one")
+    r = agreement(store, AgreementQuery(Filters("one"), "J", "H", n_boot=50))
+    row = _value(r, "correctness", "pearson")
+    assert row["value"] == pytest.approx(stats.pearsonr([1, 3, 5], [2, 3, 4]).statistic)
+    assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
+
+
+def test_wide_table_gives_level_statistics_their_own_n(hand):
+    from analysis.agreement_report import wide_table
+
+    store, _ = hand
+    r = agreement(store, AgreementQuery(Filters("hand"), "J", "kind:human", level="system"))
+    wide = wide_table(r.stats).set_index("skill")
+    assert wide.loc["correctness", "Pearson r"].endswith("(n=3 models)")
+    assert wide.loc["correctness", "n"] == _value(r, "correctness", "mae")["n"]
+
+
+def test_default_b_is_not_a_only_human_against_itself(tmp_path):
+    from analysis.agreement import scorer_choices
+
+    rows = [dict(instance_id="1", model="m", skill="correctness", judge="H", kind="human",
+                 score=3), dict(instance_id="1", model="m", skill="correctness", judge="K",
+                 kind="human", score=4)]  # fmt: skip
+    pd.DataFrame(rows[:1]).to_csv(tmp_path / "h.csv", index=False)
+    store = Store(tmp_path / "h.duckdb")
+    import_scores(store, tmp_path / "h.csv", dataset="h")
+    c = scorer_choices(store, "h")
+    assert c.default_a == "H" and c.default_b != "kind:human"

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from analysis.demo import build_and_write_demo
-from analysis.errors import NotFoundError
+from analysis.errors import InputError, NotFoundError
 from analysis.score_files import import_scores
 from analysis.store import Store
 from judges import backends
@@ -261,3 +261,68 @@ def test_estimate_uses_the_price_table(store, tmp_path):
         store, JudgeConfig("openai", "zzz", base_url="http://x/v1"), Selection("demo", limit=2)
     )
     assert unknown.estimate.cost_usd is None
+
+
+def test_the_key_goes_only_to_a_trusted_server(store, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-operator")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with OpenAIServer() as srv:
+        visitor = _config(srv, trust_base_url=False)  # as the app builds it
+        run(store, visitor, Selection("demo", limit=1), FAST)
+        assert {r.header("authorization") for r in srv.requests} == {"Bearer unused"}
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)  # the operator's own server
+        run(store, visitor, Selection("demo", limit=2), FAST)
+        assert srv.requests[-1].header("authorization") == "Bearer sk-operator"
+
+
+def test_a_judge_cannot_take_a_human_scorers_name(store):
+    with OpenAIServer() as srv, pytest.raises(InputError, match="already names a human scorer"):
+        run(store, _config(srv, name="annotator_1"), Selection("demo", limit=1), FAST)
+    human = _q(store, "SELECT count(*) FROM latest_scores WHERE judge = 'annotator_1'")[0][0]
+    assert human > 0 and _q(store, "SELECT kind FROM judges WHERE judge = 'annotator_1'") == [
+        ("human",)
+    ]
+
+
+def test_a_second_live_run_of_the_same_judge_is_refused(store):
+    from judges.records import Journal
+
+    with OpenAIServer() as srv:
+        cfg = _config(srv)
+        run(store, cfg, Selection("demo", limit=1), FAST)
+        with store.write() as con:  # a run another process holds right now
+            con.execute(
+                "INSERT INTO runs (run_id, judge, dataset, source, status) "
+                "VALUES ('live1', ?, 'demo', 'x', 'running')",
+                [cfg.judge],
+            )
+        journal = Journal(store, "live1")
+        try:
+            with pytest.raises(InputError, match="already running on 'demo'"):
+                run(store, cfg, Selection("demo", limit=2), FAST)
+        finally:
+            journal.close(remove=True)
+        assert run(store, cfg, Selection("demo", limit=2), FAST).ok == 1  # free again
+
+
+def test_retry_after_headers_are_read_and_capped():
+    from types import SimpleNamespace
+
+    from judges.backends.openai_compat import MAX_RETRY_AFTER_S, _retry_after
+
+    def err(headers):
+        return SimpleNamespace(response=SimpleNamespace(headers=headers))
+
+    assert _retry_after(err({"retry-after": "2.5"})) == 2.5
+    assert _retry_after(err({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    assert _retry_after(err({"retry-after": "100000"})) == MAX_RETRY_AFTER_S
+    assert _retry_after(err({"retry-after": "inf"})) is None
+    assert _retry_after(err({"retry-after": "soon"})) is None
+    assert _retry_after(err({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past
+    assert _retry_after(err({})) is None
+
+
+def test_default_name_carries_the_settings_that_change_answers():
+    assert JudgeConfig("openai", "m").judge == "m (openai, flask-v1)"
+    warm = JudgeConfig("openai", "m", temperature=0.7, max_tokens=300, structured=True)
+    assert warm.judge == "m (openai, flask-v1, t=0.7, max 300 tokens, json)"

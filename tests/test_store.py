@@ -96,3 +96,36 @@ def test_version_changes_on_write(empty_store):
     with empty_store.write() as con:
         con.execute("INSERT INTO meta VALUES ('k2', 'v')")
     assert empty_store.version() != before
+
+
+def test_a_write_waits_for_a_read_in_the_same_process(tmp_path):
+    """A page reading while the judging thread writes (same process, other mode) is retried,
+    not an error: DuckDB refuses a second configuration of an open file."""
+    import threading
+
+    from analysis.store import Store
+
+    store = Store(tmp_path / "p.duckdb", busy_timeout=10)
+    store.ensure()
+    stop, errors = threading.Event(), []
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                with store.read() as con:
+                    con.execute("SELECT count(*) FROM scores").fetchone()
+            except Exception as e:  # noqa: BLE001 - the test collects them
+                errors.append(e)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for i in range(20):
+            with store.write() as con:
+                con.execute("INSERT INTO meta VALUES (?, 'v')", [f"k{i}"])
+    finally:
+        stop.set()
+        t.join()
+    assert errors == []
+    with store.read() as con:
+        assert con.execute("SELECT count(*) FROM meta WHERE key LIKE 'k%'").fetchone()[0] == 20

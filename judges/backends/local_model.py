@@ -62,22 +62,21 @@ class LocalModelBackend:
             while len(batch) < self.config.batch_size and not self.queue.empty():
                 batch.append(self.queue.get_nowait())
             live = [(m, f) for m, f in batch if not f.cancelled()]
-            if not live:
-                continue
             try:
                 outs = await loop.run_in_executor(None, self.generate, [m for m, _ in live])
-            except Exception as e:  # noqa: BLE001 - every caller of the batch gets the error
-                err = CallError(f"generation failed: {e}", retryable=False)
+                for (_, f), out in zip(live, outs, strict=True):
+                    if not f.done():
+                        f.set_result(out)
+            except Exception as e:  # noqa: BLE001 - every waiting caller gets the error
+                err = CallError(f"generation failed ({type(e).__name__}: {e})", retryable=False)
                 for _, f in live:
                     if not f.done():
                         f.set_exception(err)
-                continue
-            for (_, f), out in zip(live, outs, strict=True):
-                if not f.done():
-                    f.set_result(out)
 
     def generate(self, batch: list[list[dict]]) -> list[Completion]:
         """One batched ``generate`` call (blocking; runs in a worker thread)."""
+        if not batch:
+            return []
         c, torch = self.config, self.torch
         prompts = [
             self.tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True)

@@ -4,8 +4,11 @@ honours Retry-After, so every attempt is counted and cancellable."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 import openai
 
@@ -15,19 +18,43 @@ from judges.config import JudgeConfig
 _DEFAULT_URL = "https://api.openai.com/v1"
 
 
+MAX_RETRY_AFTER_S = 120.0  # a longer wait is not a rate limit any more: fail the item
+
+
+def _same(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
 def _retry_after(e: openai.APIStatusError) -> float | None:
-    value = e.response.headers.get("retry-after") if e.response is not None else None
+    """Seconds the server asked us to wait: retry-after-ms, else Retry-After (seconds or an
+    HTTP date); None when absent or not a sane finite number."""
+    headers = e.response.headers if e.response is not None else {}
+    seconds = None
     try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
+        if headers.get("retry-after-ms") is not None:
+            seconds = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after") is not None:
+            value = headers["retry-after"]
+            try:
+                seconds = float(value)
+            except ValueError:
+                when = parsedate_to_datetime(value)
+                seconds = (when - datetime.now(UTC)).total_seconds()
+    except (TypeError, ValueError, IndexError):
+        return None
+    if seconds is None or not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
 class OpenAIBackend:
     def __init__(self, config: JudgeConfig) -> None:
         self.config = config
-        base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_URL
-        key = os.environ.get(config.api_key_env)
+        operator_url = os.environ.get("OPENAI_BASE_URL") or _DEFAULT_URL
+        base_url = config.base_url or operator_url
+        trusted = config.trust_base_url or _same(base_url, operator_url)
+        # The operator's key never goes to a server a dashboard visitor typed in.
+        key = os.environ.get(config.api_key_env) if trusted else None
         if not key and base_url.rstrip("/") == _DEFAULT_URL:
             raise CallError(
                 f"No API key: set the environment variable {config.api_key_env}.", retryable=False
