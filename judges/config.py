@@ -53,7 +53,10 @@ class JudgeConfig:
         keep = ("backend", "model", "prompt_version", "rubric", "temperature")
         d = {k: v for k, v in asdict(self).items() if k in keep}
         extra = {"max_tokens": self.max_tokens, "use_reference": self.use_reference}
-        return d | extra | {"structured": self.structured}
+        d = d | extra | {"structured": self.structured}
+        # Sampling: another name is another sample (self-consistency, judge-vs-itself
+        # agreement), so answers are reused only under the same name.
+        return d | {"name": self.judge} if self.temperature > 0 else d
 
     def params_json(self) -> str:
         return json.dumps(self.fingerprint(), sort_keys=True)

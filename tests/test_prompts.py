@@ -103,6 +103,11 @@ def test_cache_key_changes_with_prompt_and_answers_but_not_with_speed_or_server(
     other = build_messages(load_template("flask-v1"), _item("Lyon."), RUBRICS)
     assert cache_key(base, msgs) != cache_key(base, other)
     assert "key" not in base.params_json().lower()  # the variable name only lives in config
+    warm = JudgeConfig("openai", "m", temperature=0.7)
+    assert cache_key(warm, msgs) == cache_key(JudgeConfig("openai", "m", temperature=0.7), msgs)
+    assert cache_key(warm, msgs) != cache_key(
+        JudgeConfig("openai", "m", temperature=0.7, name="second sample"), msgs
+    )  # sampling twice under two names is two samples, not one answer copied
 
 
 def test_structured_output_is_requested_and_parsed(tmp_path):
