@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 
 st.set_page_config(page_title="Finegrain", page_icon=":material/grain:", layout="wide")
 
-PAGES = [st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True)]
+PAGES = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("pages/radar.py", title="Skill radar", icon=":material/radar:"),
+    st.Page("pages/breakdowns.py", title="Breakdowns", icon=":material/grid_view:"),
+]
 
 
 def _prepare_store() -> None:

@@ -221,3 +221,79 @@ DATASET_IDS = "SELECT dataset FROM datasets"
 JUDGE_KINDS = "SELECT judge, kind FROM judges"
 SCHEMA_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 SET_SCHEMA_VERSION = "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)"
+
+# ---------------------------------------------------------------- cell moments (radar, breakdowns)
+# Per-cell moments for stats.moment_means: the mean and its instance-clustered CI in one pass.
+# {groups} are expressions from CELL_GROUPS (aliased), {join} the joins they need; the WHERE
+# comes from filter_sql. Columns: group aliases, total, n, total_sq, cross, n_sq, n_instances,
+# n_na, lowest / highest (extreme per-instance means: the CI is kept inside them, as a
+# bootstrap's would be).
+
+CELL_GROUPS = {
+    "model": "s.model AS model",
+    "skill": "s.skill AS skill",
+    "ability": "COALESCE(k.ability, k.label, s.skill) AS ability",
+    "difficulty": "i.difficulty::INTEGER AS difficulty",
+    "domain": "d.domain AS domain",
+    "source_task": "COALESCE(i.source_task, '(none)') AS source_task",
+    "flask_hard": "i.flask_hard AS flask_hard",
+}
+JOIN_INSTANCES = "JOIN instances i USING (dataset, instance_id)"
+JOIN_SKILLS = "LEFT JOIN skills k ON k.skill = s.skill"
+# FLASK's rule: an instance counts toward each of its domains; no domain → "(unlabeled)".
+JOIN_DOMAINS = """JOIN (
+    SELECT dataset, instance_id,
+           unnest(CASE WHEN len(domains) = 0 THEN ['(unlabeled)'] ELSE domains END) AS domain
+    FROM instances WHERE dataset = ?
+) d USING (dataset, instance_id)"""
+
+# A cell that holds at most one score per instance (its groups include the skill and one judge
+# is chosen: latest_scores is unique per dataset, instance, model, judge, skill): the rows are
+# the per-instance sums already, so no inner aggregate is needed.
+CELL_MOMENTS_PER_SCORE = """
+SELECT {groups},
+       sum(s.score) AS total, count(s.score) AS n, sum(s.score * s.score) AS total_sq,
+       sum(s.score) AS cross, count(s.score) AS n_sq, count(s.score) AS n_instances,
+       count(*) - count(s.score) AS n_na, min(s.score) AS lowest, max(s.score) AS highest
+FROM latest_scores s {join}
+WHERE {where}
+GROUP BY ALL
+"""
+
+# Cells that pool several scores of an instance (abilities, source tasks): sum per instance
+# first, so the CI treats the instance as the unit.
+CELL_MOMENTS_PER_INSTANCE = """
+WITH per_instance AS (
+    SELECT {groups}, s.instance_id,
+           sum(s.score) AS t, count(s.score) AS c, count(*) - count(s.score) AS na
+    FROM latest_scores s {join}
+    WHERE {where}
+    GROUP BY ALL
+)
+SELECT {aliases},
+       sum(t) AS total, sum(c) AS n, sum(t * t) AS total_sq, sum(t * c) AS cross,
+       sum(c * c) AS n_sq, count(*) FILTER (WHERE c > 0) AS n_instances, sum(na) AS n_na,
+       min(t / c) AS lowest, max(t / c) AS highest
+FROM per_instance
+GROUP BY ALL
+"""
+
+# Two models' per-instance sums side by side, counted per distinct pattern: the input of the
+# paired bootstrap (stats.paired_bootstrap). {grp} is a CELL_GROUPS expression aliased grp.
+PAIRED_PATTERNS = """
+WITH per_instance AS (
+    SELECT s.model, {grp}, s.instance_id, sum(s.score) AS t, count(s.score) AS c
+    FROM latest_scores s {join}
+    WHERE {where}
+    GROUP BY ALL
+), a AS (SELECT * FROM per_instance WHERE model = ?),
+   b AS (SELECT * FROM per_instance WHERE model = ?)
+SELECT a.grp, a.t AS s_a, a.c AS c_a, b.t AS s_b, b.c AS c_b, count(*) AS count
+FROM a JOIN b USING (grp, instance_id)
+WHERE a.c > 0 AND b.c > 0
+GROUP BY ALL
+"""
+
+SKILL_LABELS = """
+SELECT skill, label, ability, display_order, scale_min, scale_max, custom FROM skills
+"""
