@@ -93,7 +93,10 @@ def difficulty_heatmap(table: pd.DataFrame, model: str) -> go.Figure:
     )
     levels = [lv for lv in DIFFICULTY_LEVELS if lv in set(rows["level"])]
     cols = levels + ([UNLABELED] if UNLABELED in set(rows["level"]) else [])
-    names = [f"{c} · {DIFFICULTY_LEVELS[c]}" if c in DIFFICULTY_LEVELS else c for c in cols]
+    names = [
+        f"{c} · {DIFFICULTY_LEVELS[c].removesuffix(' knowledge')}" if c in DIFFICULTY_LEVELS else c
+        for c in cols
+    ]
     fig = _cell_heatmap(rows, "level", cols, names, f"{model}: mean per skill × difficulty")
     return _with_scale(fig, rows)
 
@@ -158,10 +161,14 @@ def difficulty_lines(table: pd.DataFrame, per_row: int = 4) -> go.Figure:
                 row=k // per_row + 1,
                 col=k % per_row + 1,
             )
-    fig.update_xaxes(tickvals=list(DIFFICULTY_LEVELS), range=[0.6, 5.4])
+    fig.update_xaxes(tickvals=list(DIFFICULTY_LEVELS), range=[0.6, 5.4], showticklabels=True)
+    lo = float((rows["ci_low"].fillna(rows["mean"])).min())
+    hi = float((rows["ci_high"].fillna(rows["mean"])).max())
+    if lo >= 1 and hi <= 5:  # FLASK's scale: keep every panel on the same 1-5 footing
+        fig.update_yaxes(range=[0.9, 5.1])
     fig.update_layout(
         title="Mean score vs difficulty level per skill (95% CI bars)",
-        height=260 * n_rows + 120,
+        height=300 * n_rows + 140,
         font=FONT,
         margin=dict(l=10, r=10, t=70, b=40),
         legend=dict(orientation="h", y=-0.06),

@@ -13,10 +13,11 @@ from plotly.subplots import make_subplots
 
 from analysis.charts import FONT, _empty
 from analysis.radar import RadarData
+from analysis.taxonomy import SKILL_ORDER
 
 COLORS = qualitative.Plotly
 MAX_OVERLAID = 4
-PER_ROW = 4
+PER_ROW = 3
 _WHISKER_SPREAD = 2.5  # degrees between models' whiskers on one axis, so they do not overlap
 
 
@@ -34,12 +35,19 @@ def _r(table: pd.DataFrame, col: str, common: tuple[float, float] | None) -> np.
     return (v - lo) / (hi - lo)  # criteria on different scales share one radar on 0-1
 
 
-def _tick_labels(data: RadarData) -> list[str]:
+def _tick_labels(data: RadarData, model: str | None = None) -> list[str]:
+    """Axis labels with the n behind each axis: one model's n (small multiples, short labels),
+    or the range of n over the models shown."""
+    rows = data.table if model is None else data.table[data.table["model"] == model]
     out = []
     for axis in data.axes:
-        n = data.table.loc[data.table["axis"] == axis, "n"]
-        span = f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}"
-        out.append(f"{data.labels.get(axis, axis)}<br>n={span}")
+        n = rows.loc[rows["axis"] == axis, "n"]
+        lo, hi = (int(n.min()), int(n.max())) if len(n) else (0, 0)
+        span = f"{lo}" if lo == hi else f"{lo}–{hi}"
+        label = data.labels.get(axis, axis)
+        if model is not None:  # small panels: FLASK's short skill ids read better
+            label = axis.capitalize() if axis in SKILL_ORDER else label[:14]
+        out.append(f"{label}<br>n={span}")
     return out
 
 
@@ -107,19 +115,20 @@ def _model_traces(
     return traces
 
 
-def _polar_layout(data: RadarData, common) -> dict:
+def _polar_layout(data: RadarData, common, model: str | None = None) -> dict:
     k = len(data.axes)
     lo, hi = common if common is not None else (0.0, 1.0)
+    between = 90 - 180 / k  # the radial scale sits between the first two axes, not on a label
     return dict(
         angularaxis=dict(
             tickmode="array",
             tickvals=list(np.arange(k) * 360.0 / k),
-            ticktext=_tick_labels(data),
+            ticktext=_tick_labels(data, model),
             direction="clockwise",
             rotation=90,
-            tickfont=dict(size=11),
+            tickfont=dict(size=11 if model is None else 9),
         ),
-        radialaxis=dict(range=[lo, hi], tickfont=dict(size=10), angle=90, tickangle=90),
+        radialaxis=dict(range=[lo, hi], tickfont=dict(size=9), angle=between, tickangle=between),
     )
 
 
@@ -155,15 +164,14 @@ def radar_chart(data: RadarData, *, show_published: bool = False) -> go.Figure:
         for j, m in enumerate(models):
             for t in _model_traces(data, m, COLORS[j % len(COLORS)], 0.0, common, show_published):
                 fig.add_trace(t, row=j // PER_ROW + 1, col=j % PER_ROW + 1)
-        layout = _polar_layout(data, common)
-        layout["angularaxis"]["tickfont"] = dict(size=9)
-        fig.update_polars(**layout)
-        fig.update_annotations(yshift=18)
-        fig.update_layout(height=430 * rows)
+        for j, m in enumerate(models):
+            fig.update_layout({f"polar{j + 1 if j else ''}": _polar_layout(data, common, m)})
+        fig.update_annotations(yshift=22)
+        fig.update_layout(height=460 * rows)
     fig.update_layout(
         title=title,
         font=FONT,
-        margin=dict(l=50, r=50, t=90, b=40),
+        margin=dict(l=90, r=90, t=90, b=40),
         legend=dict(orientation="h", y=-0.05),
     )
     return fig

@@ -30,9 +30,9 @@ left, mid, right = st.columns([3, 2, 2])
 picked = left.multiselect(
     "Models on the radar",
     choices,
-    default=choices,
+    default=choices[: radar_charts.MAX_OVERLAID],
     key=f"radar_models::{f.dataset}",
-    help="More than 4 models are drawn as small multiples, one radar per model.",
+    help="Up to 4 models share one radar; more are drawn as small multiples, one per model.",
 )
 kind = mid.segmented_control("Axes", list(AXIS_KINDS), default="12 skills", key="radar_axes")
 by = AXIS_KINDS[kind or "12 skills"]
