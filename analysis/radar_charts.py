@@ -156,7 +156,13 @@ def radar_chart(data: RadarData, *, show_published: bool = False) -> go.Figure:
         fig = make_subplots(
             rows=rows,
             cols=PER_ROW,
-            specs=[[{"type": "polar"}] * PER_ROW] * rows,
+            specs=[
+                [
+                    {"type": "polar"} if r * PER_ROW + c < len(models) else None
+                    for c in range(PER_ROW)
+                ]
+                for r in range(rows)
+            ],
             subplot_titles=models,
             horizontal_spacing=0.09,
             vertical_spacing=0.12 / rows,

@@ -191,11 +191,11 @@ def paired_bootstrap(
         bt = np.einsum("bgk,jgk->jbg", draws.astype(np.float64), vals)
         boot = bt[0] / bt[1] - bt[2] / bt[3]
     alpha = (1 - level) / 2
-    lo, hi = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
+    lo, hi = nan.copy(), nan.copy()
+    lo[has], hi[has] = np.quantile(boot[:, has], [alpha, 1 - alpha], axis=0)
     le = (boot <= 0).sum(axis=0)
     ge = (boot >= 0).sum(axis=0)
-    p = np.minimum(1.0, 2 * (np.minimum(le, ge) + 1) / (n_boot + 1))
-    lo, hi, p = (np.where(has, x, np.nan) for x in (lo, hi, p))
+    p = np.where(has, np.minimum(1.0, 2 * (np.minimum(le, ge) + 1) / (n_boot + 1)), np.nan)
     return PairedDiff(diff, lo, hi, p, n_shared.astype(int))
 
 
