@@ -165,7 +165,9 @@ def paired_bootstrap(
     """
     g_index = {g: j for j, g in enumerate(groups)}
     pat = patterns[(patterns["c_a"] > 0) & (patterns["c_b"] > 0)]
-    pat = pat[pat["grp"].isin(g_index)]
+    # A fixed pattern order: DuckDB's GROUP BY returns rows in any order, and the draws map
+    # to slots, so without it the same data could give slightly different CIs run to run.
+    pat = pat[pat["grp"].isin(g_index)].sort_values(["grp", "s_a", "c_a", "s_b", "c_b"])
     n_g = len(groups)
     k_max = max(1, int(pat.groupby("grp").size().max()) if len(pat) else 1)
     counts = np.zeros((n_g, k_max))

@@ -133,3 +133,12 @@ def test_paired_bootstrap_pooled_ratio_and_unshared_instances():
     assert res.diff[0] == pytest.approx(expected)
     assert res.n_shared.tolist() == [22, 0]
     assert np.isnan(res.diff[1]) and np.isnan(res.lo[1]) and np.isnan(res.p[1])
+
+
+def test_paired_bootstrap_does_not_depend_on_row_order():
+    rng = np.random.default_rng(8)
+    a, b = rng.integers(1, 6, 80).astype(float), rng.integers(1, 6, 80).astype(float)
+    pat = _patterns("x", a, b)
+    one = paired_bootstrap(pat, ["x"], n_boot=300)
+    two = paired_bootstrap(pat.sample(frac=1, random_state=1), ["x"], n_boot=300)
+    assert (one.lo, one.hi, one.p) == (two.lo, two.hi, two.p)
