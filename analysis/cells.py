@@ -17,7 +17,8 @@ from analysis.store import Store
 
 GROUPS = tuple(queries.CELL_GROUPS)
 CELL_COLS = ["mean", "ci_low", "ci_high", "n", "n_instances", "n_na"]
-_INSTANCE_GROUPS = {"difficulty", "source_task", "flask_hard"}
+_INSTANCE_GROUPS = {"difficulty", "source_task", "flask_hard"}  # attributes of the instance
+MAX_ABILITY_COLUMNS = 16  # past this many ability groups, the generic per-instance query
 
 
 def needs_instances(f: Filters, groups: tuple[str, ...]) -> bool:
@@ -25,8 +26,16 @@ def needs_instances(f: Filters, groups: tuple[str, ...]) -> bool:
     return bool(filtered or _INSTANCE_GROUPS & set(groups))
 
 
-def cell_sql(f: Filters, groups: tuple[str, ...]) -> tuple[str, list]:
-    """The moments query for ``groups`` under the filters, and its parameters."""
+def cell_sql(
+    f: Filters,
+    groups: tuple[str, ...],
+    abilities: list[str] | None = None,
+    *,
+    generic: bool = False,
+) -> tuple[str, list]:
+    """The moments query for ``groups`` under the filters, and its parameters. ``abilities``
+    (every ability name in the skills table) enables the fast model × ability query;
+    ``generic`` forces the general per-instance query (tests compare the two)."""
     unknown = [g for g in groups if g not in queries.CELL_GROUPS]
     if unknown:
         raise ValueError(f"unknown group {unknown[0]!r}; expected one of {', '.join(GROUPS)}")
@@ -39,25 +48,53 @@ def cell_sql(f: Filters, groups: tuple[str, ...]) -> tuple[str, list]:
     if "domain" in groups:
         joins.append(queries.JOIN_DOMAINS)
         params = [f.dataset, *params]
-    exprs = ", ".join(queries.CELL_GROUPS[g] for g in groups)
-    # One score per instance per cell only when the cell is a single skill of a single judge.
-    per_score = "skill" in groups and bool(f.judge)
-    template = queries.CELL_MOMENTS_PER_SCORE if per_score else queries.CELL_MOMENTS_PER_INSTANCE
-    sql = template.format(
-        groups=exprs, aliases=", ".join(groups), join=" ".join(joins), where=where
-    )
+    join = " ".join(joins)
+    exprs = ", ".join(f"{queries.CELL_GROUPS[g]} AS {g}" for g in groups)
+    aliases = ", ".join(groups)
+    rest = groups[1:] if groups[:1] == ("model",) and not generic else None
+    if "skill" in groups and f.judge and not generic:
+        # One score per instance per cell (a single skill of a single judge): the rows are the
+        # per-instance sums already.
+        sql = queries.CELL_MOMENTS_PER_SCORE.format(groups=exprs, join=join, where=where)
+    elif rest and set(rest) <= _INSTANCE_GROUPS:
+        attrs = ", ".join(f"any_value({queries.CELL_GROUPS[g]}) AS {g}" for g in rest)
+        sql = queries.CELL_MOMENTS_BY_INSTANCE.format(
+            attrs=attrs, aliases=aliases, join=join, where=where
+        )
+    elif rest == ("ability",) and abilities and len(abilities) <= MAX_ABILITY_COLUMNS:
+        idx = range(len(abilities))
+        sql = queries.CELL_MOMENTS_BY_ABILITY.format(
+            join=join,
+            where=where,
+            inner=", ".join(queries.ABILITY_INNER.format(j=j) for j in idx),
+            outer=", ".join(queries.ABILITY_OUTER.format(j=j) for j in idx),
+        )
+        params = [*params, *(a for a in abilities for _ in range(3)), *abilities]
+    else:
+        sql = queries.CELL_MOMENTS_PER_INSTANCE.format(
+            groups=exprs, aliases=aliases, join=join, where=where
+        )
     return sql, params
 
 
-def cell_moments(store: Store, f: Filters, groups: tuple[str, ...]) -> pd.DataFrame:
-    """The raw per-cell moments (additive: cells can be summed before ``means``). With a
-    domain filter, only the chosen domains are kept as cells."""
-    sql, params = cell_sql(f, groups)
-    with store.read() as con:
-        raw = con.execute(sql, params).df()
+def query_moments(con, f: Filters, groups: tuple[str, ...]) -> pd.DataFrame:
+    """The raw per-cell moments on an open connection (additive: cells can be summed before
+    ``means``). With a domain filter, only the chosen domains are kept as cells."""
+    abilities = None
+    if "ability" in groups:
+        abilities = [a for (a,) in con.execute(queries.ABILITY_NAMES).fetchall()]
+    sql, params = cell_sql(f, groups, abilities)
+    raw = con.execute(sql, params).df()
+    if "n_rows" in raw:  # the ability query lists every ability: keep those with scores
+        raw = raw[raw["n_rows"] > 0].drop(columns="n_rows")
     if "domain" in groups and f.domains:
         raw = raw[raw["domain"].isin(f.domains)]
     return raw
+
+
+def cell_moments(store: Store, f: Filters, groups: tuple[str, ...]) -> pd.DataFrame:
+    with store.read() as con:
+        return query_moments(con, f, groups)
 
 
 def means(moments: pd.DataFrame, groups: tuple[str, ...]) -> pd.DataFrame:

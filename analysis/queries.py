@@ -224,19 +224,19 @@ SET_SCHEMA_VERSION = "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)"
 
 # ---------------------------------------------------------------- cell moments (radar, breakdowns)
 # Per-cell moments for stats.moment_means: the mean and its instance-clustered CI in one pass.
-# {groups} are expressions from CELL_GROUPS (aliased), {join} the joins they need; the WHERE
+# {groups} are CELL_GROUPS expressions AS their names, {join} the joins they need; the WHERE
 # comes from filter_sql. Columns: group aliases, total, n, total_sq, cross, n_sq, n_instances,
 # n_na, lowest / highest (extreme per-instance means: the CI is kept inside them, as a
 # bootstrap's would be).
 
-CELL_GROUPS = {
-    "model": "s.model AS model",
-    "skill": "s.skill AS skill",
-    "ability": "COALESCE(k.ability, k.label, s.skill) AS ability",
-    "difficulty": "i.difficulty::INTEGER AS difficulty",
-    "domain": "d.domain AS domain",
-    "source_task": "COALESCE(i.source_task, '(none)') AS source_task",
-    "flask_hard": "i.flask_hard AS flask_hard",
+CELL_GROUPS = {  # group name → its SQL expression (selected AS the name)
+    "model": "s.model",
+    "skill": "s.skill",
+    "ability": "COALESCE(k.ability, k.label, s.skill)",
+    "difficulty": "i.difficulty::INTEGER",
+    "domain": "d.domain",
+    "source_task": "COALESCE(i.source_task, '(none)')",
+    "flask_hard": "i.flask_hard",
 }
 JOIN_INSTANCES = "JOIN instances i USING (dataset, instance_id)"
 JOIN_SKILLS = "LEFT JOIN skills k ON k.skill = s.skill"
@@ -260,9 +260,16 @@ WHERE {where}
 GROUP BY ALL
 """
 
-# Cells that pool several scores of an instance (abilities, source tasks): sum per instance
-# first, so the CI treats the instance as the unit.
-CELL_MOMENTS_PER_INSTANCE = """
+# Cells that pool several scores of an instance: sum per instance first, so the CI treats the
+# instance as the unit. {per_instance} is one of the CTE bodies below.
+_OUTER_MOMENTS = """
+       sum(t) AS total, sum(c) AS n, sum(t * t) AS total_sq, sum(t * c) AS cross,
+       sum(c * c) AS n_sq, count(*) FILTER (WHERE c > 0) AS n_instances, sum(na) AS n_na,
+       min(t / c) AS lowest, max(t / c) AS highest"""
+
+# Any groups: one inner group per cell × instance (the general case, e.g. no judge chosen).
+CELL_MOMENTS_PER_INSTANCE = (
+    """
 WITH per_instance AS (
     SELECT {groups}, s.instance_id,
            sum(s.score) AS t, count(s.score) AS c, count(*) - count(s.score) AS na
@@ -270,11 +277,69 @@ WITH per_instance AS (
     WHERE {where}
     GROUP BY ALL
 )
-SELECT {aliases},
-       sum(t) AS total, sum(c) AS n, sum(t * t) AS total_sq, sum(t * c) AS cross,
-       sum(c * c) AS n_sq, count(*) FILTER (WHERE c > 0) AS n_instances, sum(na) AS n_na,
-       min(t / c) AS lowest, max(t / c) AS highest
+SELECT {aliases},"""
+    + _OUTER_MOMENTS
+    + """
 FROM per_instance
+GROUP BY ALL
+"""
+)
+
+# Model × attributes of the instance (source task, difficulty …): the attributes follow from
+# the instance, so the inner groups are just model × instance (3× fewer than with a skill).
+CELL_MOMENTS_BY_INSTANCE = (
+    """
+WITH per_instance AS (
+    SELECT s.model AS model, {attrs}, s.instance_id,
+           sum(s.score) AS t, count(s.score) AS c, count(*) - count(s.score) AS na
+    FROM latest_scores s {join}
+    WHERE {where}
+    GROUP BY s.model, s.instance_id
+)
+SELECT {aliases},"""
+    + _OUTER_MOMENTS
+    + """
+FROM per_instance
+GROUP BY ALL
+"""
+)
+
+# Model × ability: per model × instance, one sum/count per ability (FILTER), then one row per
+# ability again (unnest). {inner}/{outer} repeat per ability j, each binding the ability name.
+ABILITY_EXPR = CELL_GROUPS["ability"]
+ABILITY_NAMES = "SELECT DISTINCT COALESCE(ability, label, skill) FROM skills"
+ABILITY_INNER = """sum(score) FILTER (WHERE g = ?) AS t{j}, count(score) FILTER (WHERE g = ?)
+    AS c{j}, count(*) FILTER (WHERE g = ?) AS r{j}"""
+ABILITY_OUTER = """struct_pack(ability := ?::VARCHAR, total := sum(t{j}), n := sum(c{j}),
+    total_sq := sum(t{j} * t{j}), cross := sum(t{j} * c{j}), n_sq := sum(c{j} * c{j}),
+    n_instances := count(*) FILTER (WHERE c{j} > 0), n_na := sum(r{j}) - sum(c{j}),
+    n_rows := sum(r{j}), lowest := min(t{j} / c{j}), highest := max(t{j} / c{j}))"""
+CELL_MOMENTS_BY_ABILITY = (
+    """
+WITH rows AS (
+    SELECT s.model, s.instance_id, s.score, """
+    + ABILITY_EXPR
+    + """ AS g
+    FROM latest_scores s {join}
+    WHERE {where}
+), per_instance AS (
+    SELECT model, instance_id, {inner} FROM rows GROUP BY model, instance_id
+), wide AS (
+    SELECT model, [{outer}] AS cells FROM per_instance GROUP BY model
+)
+SELECT model, unnest(cells, recursive := true) FROM wide
+"""
+)
+
+# Two models' scores of one skill side by side, counted per distinct pair (one judge: one score
+# per instance, model and skill, so no per-instance sums are needed).
+PAIRED_SCORES = """
+WITH a AS (SELECT s.instance_id, s.skill, s.score FROM latest_scores s {join}
+           WHERE {where} AND s.model = ? AND s.score IS NOT NULL),
+     b AS (SELECT s.instance_id, s.skill, s.score FROM latest_scores s {join}
+           WHERE {where} AND s.model = ? AND s.score IS NOT NULL)
+SELECT a.skill AS grp, a.score AS s_a, 1.0 AS c_a, b.score AS s_b, 1.0 AS c_b, count(*) AS count
+FROM a JOIN b USING (instance_id, skill)
 GROUP BY ALL
 """
 

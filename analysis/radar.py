@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from analysis import queries
-from analysis.cells import CELL_COLS, cell_means, needs_instances
+from analysis.cells import CELL_COLS, means, needs_instances, query_moments
 from analysis.demo import DEMO_DATASET
 from analysis.filters import Filters
 from analysis.published import published_skill_scores
@@ -49,11 +49,6 @@ def published_subset(f: Filters) -> str | None:
     return "hard" if f.flask_hard_only else base
 
 
-def _criteria(store: Store) -> pd.DataFrame:
-    with store.read() as con:
-        return con.execute(queries.SKILL_LABELS).df()
-
-
 def _axis_info(crit: pd.DataFrame, by: str) -> pd.DataFrame:
     """axis, label, scale_min, scale_max, order for every possible axis of ``by``."""
     if by == "skill":
@@ -83,10 +78,13 @@ def radar_data(store: Store, f: Filters, by: str = "skill") -> RadarData:
     """Means per model × axis (``by`` = "skill" or "ability") under the filters."""
     if by not in AXES:
         raise ValueError(f"unknown axis kind {by!r}; expected one of {', '.join(AXES)}")
-    cells = cell_means(store, f, ("model", by)).rename(columns={by: "axis"})
+    with store.read() as con:  # one connection: opening the file is a good part of the cost
+        cells = means(query_moments(con, f, ("model", by)), ("model", by))
+        crit = con.execute(queries.SKILL_LABELS).df()
+    cells = cells.rename(columns={by: "axis"})
     if cells.empty:
         return RadarData(cells, (), {})
-    info = _axis_info(_criteria(store), by)
+    info = _axis_info(crit, by)
     table = cells.merge(info, on="axis", how="left")
     table["label"] = table["label"].fillna(table["axis"])
     table["order"] = table["order"].fillna(1000)
@@ -137,15 +135,20 @@ def compare(
     where, where_params = queries.filter_sql(pair)
     joins = [queries.JOIN_INSTANCES] if needs_instances(pair, (by,)) else []
     joins += [queries.JOIN_SKILLS] if by == "ability" else []
-    grp = queries.CELL_GROUPS[by].rsplit(" AS ", 1)[0] + " AS grp"
+    join = " ".join(joins)
+    if by == "skill" and f.judge:  # one score per instance: pair the scores directly
+        sql = queries.PAIRED_SCORES.format(join=join, where=where)
+        params = [*where_params, a, *where_params, b]
+    else:
+        grp = f"{queries.CELL_GROUPS[by]} AS grp"
+        sql = queries.PAIRED_PATTERNS.format(grp=grp, join=join, where=where)
+        params = [*where_params, a, b]
     with store.read() as con:
-        pat = con.execute(
-            queries.PAIRED_PATTERNS.format(grp=grp, join=" ".join(joins), where=where),
-            [*where_params, a, b],
-        ).df()
+        pat = con.execute(sql, params).df()
+        crit = con.execute(queries.SKILL_LABELS).df()
     if pat.empty:
         return pd.DataFrame(columns=cols)
-    info = _axis_info(_criteria(store), by).set_index("axis")
+    info = _axis_info(crit, by).set_index("axis")
     groups = sorted(set(pat["grp"]), key=lambda g: (info["order"].get(g, 1000), g))
     res = paired_bootstrap(pat, groups, n_boot=n_boot)
     w = pat.assign(
