@@ -8,6 +8,8 @@ mean; a cell with no rows at all is simply absent (charts show it empty, never a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from analysis import queries
@@ -19,6 +21,11 @@ GROUPS = tuple(queries.CELL_GROUPS)
 CELL_COLS = ["mean", "ci_low", "ci_high", "n", "n_instances", "n_na"]
 _INSTANCE_GROUPS = {"difficulty", "source_task", "flask_hard"}  # attributes of the instance
 MAX_ABILITY_COLUMNS = 16  # past this many ability groups, the generic per-instance query
+
+
+def _score_level(f: Filters) -> Filters:
+    """The filters that a score row answers by itself (no instance attributes)."""
+    return replace(f, domains=(), difficulties=(), source_tasks=(), flask_hard_only=False)
 
 
 def needs_instances(f: Filters, groups: tuple[str, ...]) -> bool:
@@ -57,19 +64,25 @@ def cell_sql(
         # per-instance sums already.
         sql = queries.CELL_MOMENTS_PER_SCORE.format(groups=exprs, join=join, where=where)
     elif rest and set(rest) <= _INSTANCE_GROUPS:
-        attrs = ", ".join(f"any_value({queries.CELL_GROUPS[g]}) AS {g}" for g in rest)
+        inner_where, inner_params = queries.filter_sql(_score_level(f))
+        outer_where, outer_params = queries.filter_sql(replace(f, judge=None))
+        attrs = ", ".join(f"{queries.CELL_GROUPS[g]} AS {g}" for g in rest)
         sql = queries.CELL_MOMENTS_BY_INSTANCE.format(
-            attrs=attrs, aliases=aliases, join=join, where=where
+            attrs=attrs, inner_where=inner_where, where=outer_where
         )
+        params = [*inner_params, *outer_params]
     elif rest == ("ability",) and abilities and len(abilities) <= MAX_ABILITY_COLUMNS:
+        inner_where, inner_params = queries.filter_sql(_score_level(f))
+        outer_where, outer_params = queries.filter_sql(replace(f, judge=None))
         idx = range(len(abilities))
         sql = queries.CELL_MOMENTS_BY_ABILITY.format(
-            join=join,
-            where=where,
-            inner=", ".join(queries.ABILITY_INNER.format(j=j) for j in idx),
+            inner_where=inner_where,
+            where=outer_where,
+            join=queries.JOIN_INSTANCES if needs_instances(f, ()) else "",
+            inner=", ".join(queries.ABILITY_INNER.format(j=j, g=j + 1) for j in idx),
             outer=", ".join(queries.ABILITY_OUTER.format(j=j) for j in idx),
         )
-        params = [*params, *(a for a in abilities for _ in range(3)), *abilities]
+        params = [list(abilities), *inner_params, *abilities, *outer_params]
     else:
         sql = queries.CELL_MOMENTS_PER_INSTANCE.format(
             groups=exprs, aliases=aliases, join=join, where=where
