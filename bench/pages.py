@@ -53,42 +53,78 @@ SELECT 'bench', (r // 30)::VARCHAR, 'model_' || ((r // 3) % 10)::VARCHAR, 'bench
 FROM range($n) t(r);
 """
 
-_BASE = "FROM latest_scores s {join} WHERE s.dataset = 'bench' AND s.judge = 'bench-judge'"
 _INST = "JOIN instances i USING (dataset, instance_id)"
-_DOMAIN = ("JOIN (SELECT dataset, instance_id, unnest(domains) AS domain FROM instances) d "
-           "USING (dataset, instance_id)")  # fmt: skip
-# page function, its minimal DuckDB aggregate, the pandas groupby keys
+_DOMAIN = (
+    "JOIN (SELECT dataset, instance_id, unnest(domains) AS domain FROM instances) d "
+    "USING (dataset, instance_id)"
+)
+# (name, page function, group columns as SQL, joins, extra condition). The minimal DuckDB
+# aggregate is a plain AVG + COUNT over the same rows and groups; pandas gets the same rows.
 CASES = [
-    ("radar skills", lambda s: radar.radar_data(s, F),
-     "SELECT s.model, s.skill, avg(s.score), count(s.score) " + _BASE.format(join="")
-     + " GROUP BY ALL", ["model", "skill"]),
-    ("radar abilities", lambda s: radar.radar_data(s, F, "ability"),
-     "SELECT s.model, k.ability, avg(s.score), count(s.score) "
-     + _BASE.format(join="JOIN skills k ON k.skill = s.skill") + " GROUP BY ALL",
-     ["model", "ability"]),
-    ("compare 2 models", lambda s: radar.compare(s, F, "model_0", "model_1"),
-     "SELECT s.model, s.skill, avg(s.score), count(s.score) " + _BASE.format(join="")
-     + " AND s.model IN ('model_0', 'model_1') GROUP BY ALL", ["model", "skill"]),
-    ("by difficulty", lambda s: breakdowns.by_difficulty(s, F),
-     "SELECT s.model, s.skill, i.difficulty, avg(s.score), count(s.score) "
-     + _BASE.format(join=_INST) + " GROUP BY ALL", ["model", "skill", "difficulty"]),
-    ("by domain", lambda s: breakdowns.by_domain(s, F),
-     "SELECT s.model, s.skill, d.domain, avg(s.score), count(s.score) "
-     + _BASE.format(join=_DOMAIN) + " GROUP BY ALL", ["model", "skill", "domain"]),
-    ("by source task", lambda s: breakdowns.by_source_task(s, F),
-     "SELECT s.model, i.source_task, avg(s.score), count(s.score) "
-     + _BASE.format(join=_INST) + " GROUP BY ALL", ["model", "source_task"]),
-    ("hard vs full", lambda s: breakdowns.hard_vs_full(s, F),
-     "SELECT s.model, s.skill, i.flask_hard, avg(s.score), count(s.score) "
-     + _BASE.format(join=_INST) + " GROUP BY ALL", ["model", "skill", "flask_hard"]),
-]  # fmt: skip
+    ("radar skills", lambda s: radar.radar_data(s, F), "s.model, s.skill", "", ""),
+    (
+        "radar abilities",
+        lambda s: radar.radar_data(s, F, "ability"),
+        "s.model, k.ability",
+        "JOIN skills k ON k.skill = s.skill",
+        "",
+    ),
+    (
+        "compare 2 models",
+        lambda s: radar.compare(s, F, "model_0", "model_1"),
+        "s.model, s.skill",
+        "",
+        " AND s.model IN ('model_0', 'model_1')",
+    ),
+    (
+        "by difficulty",
+        lambda s: breakdowns.by_difficulty(s, F),
+        "s.model, s.skill, i.difficulty",
+        _INST,
+        "",
+    ),
+    ("by domain", lambda s: breakdowns.by_domain(s, F), "s.model, s.skill, d.domain", _DOMAIN, ""),
+    (
+        "by source task",
+        lambda s: breakdowns.by_source_task(s, F),
+        "s.model, i.source_task",
+        _INST,
+        "",
+    ),
+    (
+        "hard vs full",
+        lambda s: breakdowns.hard_vs_full(s, F),
+        "s.model, s.skill, i.flask_hard",
+        _INST,
+        "",
+    ),
+]
+_ROWS = "FROM latest_scores s {join} WHERE s.dataset = 'bench' AND s.judge = 'bench-judge'{extra}"
+
+
+def minimal_sql(keys: str, join: str, extra: str) -> str:
+    rows = _ROWS.format(join=join, extra=extra)
+    return f"SELECT {keys}, avg(s.score), count(s.score) {rows} GROUP BY ALL"
+
+
+def rows_sql(keys: str, join: str, extra: str) -> str:
+    return f"SELECT {keys}, s.score {_ROWS.format(join=join, extra=extra)}"
+
+
+def fetch(store: Store, sql: str) -> None:
+    """What any page query costs at least: open the file read-only, run, fetch, close."""
+    with store.read() as con:
+        con.execute(sql).fetchall()
 
 
 def generate(store: Store, n: int) -> None:
     store.ensure()
-    sql = (_GENERATE.replace("$domains", "[" + ", ".join(f"'{d}'" for d in DOMAINS) + "]")
-           .replace("$skills", "[" + ", ".join(f"'{s}'" for s in SKILL_ORDER) + "]")
-           .replace("$n_inst", str(n // 30 + 1)).replace("$n", str(n)))  # fmt: skip
+    sql = (
+        _GENERATE.replace("$domains", "[" + ", ".join(f"'{d}'" for d in DOMAINS) + "]")
+        .replace("$skills", "[" + ", ".join(f"'{s}'" for s in SKILL_ORDER) + "]")
+        .replace("$n_inst", str(n // 30 + 1))
+        .replace("$n", str(n))
+    )
     with store.write() as con:
         con.execute(sql)
 
@@ -106,50 +142,45 @@ def run_one(n: int, repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.duckdb")
         gen = timed(lambda: generate(store, n))
-        print(f"\n{n:,} scores ({n // 30 + 1:,} instances, {MODELS} models), generated in "
-              f"{gen:.1f} s")  # fmt: skip
+        print(
+            f"\n{n:,} scores ({n // 30 + 1:,} instances, {MODELS} models), generated in {gen:.1f} s"
+        )
         ours, base = {}, {}
-        for name, fn, sql, _ in CASES:
+        for name, fn, keys, join, extra in CASES:
             ours[name] = median_ms(lambda f=fn: f(store), repeat)
-
-            def minimal(q=sql) -> None:
-                with store.read() as con:
-                    con.execute(q).fetchall()
-
-            base[name] = median_ms(minimal, repeat)
+            sql = minimal_sql(keys, join, extra)
+            base[name] = median_ms(lambda q=sql: fetch(store, q), repeat)
         rss_ours = rss_mb()
-        frame, exploded = load_frames(store)
-        pandas_ms = {}
-        for name, _, _, keys in CASES:
-            df = exploded if "domain" in keys else frame
-            if name.startswith("compare"):
-                df = frame[frame["model"].isin(["model_0", "model_1"])]
-            pandas_ms[name] = median_ms(
-                lambda d=df, k=keys: d.groupby(k, observed=True)["score"].agg(["mean", "count"]),
-                repeat,
-            )
-        print(f"{'function':18} {'ours ms':>9} {'DuckDB min':>11} {'ratio':>6} "
-              f"{'pandas ms':>10} {'speed-up':>9}")  # fmt: skip
+        grouped, loaded = {}, {}
+        for name, _, keys, join, extra in CASES:
+            cols = [k.split(".")[1] for k in keys.split(", ")]
+            sql = rows_sql(keys, join, extra)
+
+            def load(q=sql):
+                with store.read() as con:
+                    return con.execute(q).df()
+
+            def group(df, c=cols):
+                return df.groupby(c, observed=True, dropna=False)["score"].agg(["mean", "count"])
+
+            frame = load()
+            grouped[name] = median_ms(lambda d=frame: group(d), repeat)
+            del frame
+            loaded[name] = median_ms(lambda: group(load()), min(repeat, 3))
+        print(
+            f"{'function':17} {'ours ms':>8} {'DuckDB min':>10} {'ratio':>6} "
+            f"{'pandas gb':>9} {'×':>5} {'load+gb':>8} {'×':>5}"
+        )
         for name, *_ in CASES:
-            print(f"{name:18} {ours[name]:9.1f} {base[name]:11.1f} "
-                  f"{ours[name] / base[name]:5.2f}x {pandas_ms[name]:10.1f} "
-                  f"{pandas_ms[name] / ours[name]:8.1f}x")  # fmt: skip
-        print(f"peak RSS: {rss_ours:.0f} MB after the page functions; {rss_mb():.0f} MB after "
-              "loading the pandas frames")  # fmt: skip
-
-
-def load_frames(store: Store):
-    """The same rows in pandas (not timed): scores with their instance's attributes, and the
-    domain-exploded frame."""
-    with store.read() as con:
-        frame = con.execute(
-            "SELECT s.model, s.skill, s.instance_id, s.score, k.ability, i.difficulty, "
-            "i.source_task, i.flask_hard, i.domains FROM latest_scores s "
-            "JOIN instances i USING (dataset, instance_id) JOIN skills k ON k.skill = s.skill "
-            "WHERE s.dataset = 'bench' AND s.judge = 'bench-judge'"
-        ).df()
-    exploded = frame.drop(columns="domains").join(frame["domains"].explode().rename("domain"))
-    return frame.drop(columns="domains"), exploded
+            print(
+                f"{name:17} {ours[name]:8.1f} {base[name]:10.1f} {ours[name] / base[name]:5.2f}x "
+                f"{grouped[name]:9.1f} {grouped[name] / ours[name]:4.1f}x "
+                f"{loaded[name]:8.1f} {loaded[name] / ours[name]:4.1f}x"
+            )
+        print(
+            f"peak RSS: {rss_ours:.0f} MB after the page functions; {rss_mb():.0f} MB after "
+            "the pandas runs"
+        )
 
 
 def main() -> None:
@@ -161,11 +192,15 @@ def main() -> None:
     if args.one:
         run_one(args.one, args.repeat)
         return
-    print("median of", args.repeat, "runs each; 'ratio' = ours / minimal DuckDB aggregate, "
-          "'speed-up' = pandas groupby / ours")  # fmt: skip
+    print(
+        f"median of {args.repeat} runs (load+gb: of 3). ratio = ours / minimal DuckDB "
+        "aggregate; pandas gb = groupby mean+count on the rows already in a frame; load+gb = "
+        "reading those rows from the store into pandas, then the groupby; × = pandas / ours"
+    )
     for n in (int(x) for x in args.scores.split(",")):
-        subprocess.run([sys.executable, __file__, "--one", str(n), "--repeat",
-                        str(args.repeat)], check=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, __file__, "--one", str(n), "--repeat", str(args.repeat)], check=True
+        )
 
 
 if __name__ == "__main__":
