@@ -31,7 +31,8 @@ picked = left.multiselect(
     "Models on the radar",
     choices,
     default=choices[: radar_charts.MAX_OVERLAID],
-    key=f"radar_models::{f.dataset}",
+    # keyed by the sidebar's selection: a new selection starts from its own default
+    key=f"radar_models::{f.dataset}::{','.join(f.models)}",
     help="Up to 4 models share one radar; more are drawn as small multiples, one per model.",
 )
 kind = mid.segmented_control("Axes", list(AXIS_KINDS), default="12 skills", key="radar_axes")

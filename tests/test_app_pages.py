@@ -95,7 +95,7 @@ def test_radar_default_four_models_overlaid_and_compared(db):
 
 def test_radar_controls_and_sidebar_filters(db):
     models = ["bard", "chatgpt", "claude_v1", "gpt4", "tulu_65b", "vicuna_13b"]
-    at = _page(RADAR, **{"models::demo": models, "radar_models::demo": models,
+    at = _page(RADAR, **{"models::demo": models, "radar_models::demo::" + ",".join(models): models,
                          "radar_published": True, "domains::demo": ["Math"]})  # fmt: skip
     radar = next(f for t, f in _figs(at).items() if t.startswith("Mean score per axis"))
     assert "polar6" in radar["layout"] and "polar7" not in radar["layout"]  # small multiples
