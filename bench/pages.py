@@ -134,6 +134,16 @@ def median_ms(fn, repeat: int) -> float:
     return 1000 * statistics.median(timed(fn) for _ in range(repeat))
 
 
+def paired_ms(fn_a, fn_b, repeat: int) -> tuple[float, float]:
+    """Medians of two functions timed alternately, so a busy machine slows both alike."""
+    fn_a(), fn_b()
+    a, b = [], []
+    for _ in range(repeat):
+        a.append(timed(fn_a))
+        b.append(timed(fn_b))
+    return 1000 * statistics.median(a), 1000 * statistics.median(b)
+
+
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -147,9 +157,10 @@ def run_one(n: int, repeat: int) -> None:
         )
         ours, base = {}, {}
         for name, fn, keys, join, extra in CASES:
-            ours[name] = median_ms(lambda f=fn: f(store), repeat)
             sql = minimal_sql(keys, join, extra)
-            base[name] = median_ms(lambda q=sql: fetch(store, q), repeat)
+            ours[name], base[name] = paired_ms(
+                lambda f=fn: f(store), lambda q=sql: fetch(store, q), repeat
+            )
         rss_ours = rss_mb()
         grouped, loaded = {}, {}
         for name, _, keys, join, extra in CASES:
@@ -193,7 +204,8 @@ def main() -> None:
         run_one(args.one, args.repeat)
         return
     print(
-        f"median of {args.repeat} runs (load+gb: of 3). ratio = ours / minimal DuckDB "
+        f"median of {args.repeat} runs, ours and the DuckDB minimum timed alternately (load+gb:"
+        " of 3). ratio = ours / minimal DuckDB "
         "aggregate; pandas gb = groupby mean+count on the rows already in a frame; load+gb = "
         "reading those rows from the store into pandas, then the groupby; × = pandas / ours"
     )
