@@ -13,8 +13,6 @@ from analysis.filters import Filters
 from analysis.stats import MOMENT_COLS
 from analysis.store import Store
 
-UNLABELED = "unlabeled"
-
 
 def by_difficulty(store: Store, f: Filters) -> pd.DataFrame:
     """model, skill, difficulty (1-5; NaN = unlabeled), cell columns."""

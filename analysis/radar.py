@@ -181,7 +181,7 @@ def model_choices(all_models: tuple[str, ...], f: Filters) -> list[str]:
     return [m for m in all_models if not f.models or m in f.models]
 
 
-def wide_table(data: RadarData) -> pd.DataFrame:
+def display_table(data: RadarData) -> pd.DataFrame:
     """The radar's table for reading: one row per axis × model, rounded, with the scale."""
     if data.empty:
         return pd.DataFrame()

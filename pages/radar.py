@@ -71,11 +71,11 @@ if show_pub and data.published_subset:
     )
 with table_col:
     st.markdown(f"**Mean, 95% CI, n and N/A per {by} × model** · judge {plain(f.judge)}")
-    wide = radar.wide_table(data)
-    st.dataframe(wide, hide_index=True, key="radar_table", height=420)
+    shown = radar.display_table(data)
+    st.dataframe(shown, hide_index=True, key="radar_table", height=420)
     st.download_button(
         "Download CSV",
-        wide.to_csv(index=False),
+        shown.to_csv(index=False),
         file_name="radar.csv",
         mime="text/csv",
         key="radar_csv",
