@@ -21,6 +21,8 @@ st.set_page_config(page_title="Finegrain", page_icon="🌾", layout="wide")
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("pages/radar.py", title="Skill radar", icon=":material/radar:"),
+    st.Page("pages/breakdowns.py", title="Breakdowns", icon=":material/grid_view:"),
     st.Page("pages/agreement.py", title="Human vs judge", icon=":material/balance:"),
     st.Page("pages/samples.py", title="Samples", icon=":material/search:"),
     st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),

@@ -661,3 +661,152 @@ FROM runs r JOIN judgments j USING (run_id)
 WHERE r.dataset = ? AND NOT starts_with(r.run_id, ?)
 GROUP BY r.judge ORDER BY r.judge
 """
+
+# ---------------------------------------------------------------- cell moments (radar, breakdowns)
+# Per-cell moments for stats.moment_means: the mean and its instance-clustered CI in one pass.
+# {groups} are CELL_GROUPS expressions AS their names, {join} the joins they need; the WHERE
+# comes from filter_sql. Columns: group aliases, total, n, total_sq, cross, n_sq, n_instances,
+# n_na, lowest / highest (extreme per-instance means: the CI is kept inside them, as a
+# bootstrap's would be).
+
+CELL_GROUPS = {  # group name → its SQL expression (selected AS the name)
+    "model": "s.model",
+    "skill": "s.skill",
+    "ability": "COALESCE(k.ability, k.label, s.skill)",
+    "difficulty": "i.difficulty::INTEGER",
+    "domain": "d.domain",
+    "source_task": "COALESCE(i.source_task, '(none)')",
+    "flask_hard": "i.flask_hard",
+}
+JOIN_INSTANCES = "JOIN instances i USING (dataset, instance_id)"
+JOIN_SKILLS = "LEFT JOIN skills k ON k.skill = s.skill"
+# FLASK's rule: an instance counts toward each of its domains; no domain → "(unlabeled)".
+JOIN_DOMAINS = """JOIN (
+    SELECT dataset, instance_id,
+           unnest(CASE WHEN len(domains) = 0 THEN ['(unlabeled)'] ELSE domains END) AS domain
+    FROM instances WHERE dataset = ?
+) d USING (dataset, instance_id)"""
+
+# A cell that holds at most one score per instance (its groups include the skill and one judge
+# is chosen: latest_scores is unique per dataset, instance, model, judge, skill): the rows are
+# the per-instance sums already, so no inner aggregate is needed.
+CELL_MOMENTS_PER_SCORE = """
+SELECT {groups},
+       sum(s.score) AS total, count(s.score) AS n, sum(s.score * s.score) AS total_sq,
+       sum(s.score) AS cross, count(s.score) AS n_sq, count(s.score) AS n_instances,
+       count(*) - count(s.score) AS n_na, min(s.score) AS lowest, max(s.score) AS highest
+FROM latest_scores s {join}
+WHERE {where}
+GROUP BY ALL
+"""
+
+# Cells that pool several scores of an instance: sum per instance first, so the CI treats the
+# instance as the unit. {per_instance} is one of the CTE bodies below.
+_OUTER_MOMENTS = """
+       sum(t) AS total, sum(c) AS n, sum(t * t) AS total_sq, sum(t * c) AS cross,
+       sum(c * c) AS n_sq, count(*) FILTER (WHERE c > 0) AS n_instances, sum(na) AS n_na,
+       min(t / c) AS lowest, max(t / c) AS highest"""
+
+# Any groups: one inner group per cell × instance (the general case, e.g. no judge chosen).
+CELL_MOMENTS_PER_INSTANCE = (
+    """
+WITH per_instance AS (
+    SELECT {groups}, s.instance_id,
+           sum(s.score) AS t, count(s.score) AS c, count(*) - count(s.score) AS na
+    FROM latest_scores s {join}
+    WHERE {where}
+    GROUP BY ALL
+)
+SELECT {aliases},"""
+    + _OUTER_MOMENTS
+    + """
+FROM per_instance
+GROUP BY ALL
+"""
+)
+
+# Model × attributes of the instance (source task, difficulty …): sum per model × instance
+# first, straight off the scores (3× fewer groups than with a skill, and no join yet), then join
+# the instances for their attributes and filters. {inner_where} holds the score-level filters,
+# {where} all of them (alias s = the per-instance rows).
+CELL_MOMENTS_BY_INSTANCE = (
+    """
+WITH per_instance AS (
+    SELECT s.dataset, s.model, s.instance_id,
+           sum(s.score) AS t, count(s.score) AS c, count(*) - count(s.score) AS na
+    FROM latest_scores s
+    WHERE {inner_where}
+    GROUP BY s.dataset, s.model, s.instance_id
+)
+SELECT s.model AS model, {attrs},"""
+    + _OUTER_MOMENTS
+    + """
+FROM per_instance s JOIN instances i USING (dataset, instance_id)
+WHERE {where}
+GROUP BY ALL
+"""
+)
+
+# Model × ability: per model × instance one sum/count per ability (FILTER on the ability's
+# position g in the bound list), then one row per ability again (unnest). {inner} / {outer}
+# repeat per ability j; {join} adds the instances when the filters need them.
+ABILITY_NAMES = "SELECT DISTINCT COALESCE(ability, label, skill) FROM skills ORDER BY 1"
+ABILITY_INNER = """sum(score) FILTER (WHERE g = {g}) AS t{j},
+    count(score) FILTER (WHERE g = {g}) AS c{j}, count(*) FILTER (WHERE g = {g}) AS r{j}"""
+ABILITY_OUTER = """struct_pack(ability := ?::VARCHAR, total := sum(t{j}), n := sum(c{j}),
+    total_sq := sum(t{j} * t{j}), cross := sum(t{j} * c{j}), n_sq := sum(c{j} * c{j}),
+    n_instances := count(*) FILTER (WHERE c{j} > 0), n_na := sum(r{j}) - sum(c{j}),
+    n_rows := sum(r{j}), lowest := min(t{j} / c{j}), highest := max(t{j} / c{j}))"""
+CELL_MOMENTS_BY_ABILITY = (
+    """
+WITH rows AS (
+    SELECT s.dataset, s.model, s.instance_id, s.score,
+           list_position(?::VARCHAR[], """
+    + CELL_GROUPS["ability"]
+    + """) AS g
+    FROM latest_scores s LEFT JOIN skills k ON k.skill = s.skill
+    WHERE {inner_where}
+), per_instance AS (
+    SELECT dataset, model, instance_id, {inner}
+    FROM rows GROUP BY dataset, model, instance_id
+), wide AS (
+    SELECT s.model, [{outer}] AS cells
+    FROM per_instance s {join}
+    WHERE {where}
+    GROUP BY s.model
+)
+SELECT model, unnest(cells, recursive := true) FROM wide
+"""
+)
+
+# Two models' scores of one skill side by side, counted per distinct pair (one judge: one score
+# per instance, model and skill, so no per-instance sums are needed).
+PAIRED_SCORES = """
+WITH a AS (SELECT s.instance_id, s.skill, s.score FROM latest_scores s {join}
+           WHERE {where} AND s.model = ? AND s.score IS NOT NULL),
+     b AS (SELECT s.instance_id, s.skill, s.score FROM latest_scores s {join}
+           WHERE {where} AND s.model = ? AND s.score IS NOT NULL)
+SELECT a.skill AS grp, a.score AS s_a, 1.0 AS c_a, b.score AS s_b, 1.0 AS c_b, count(*) AS count
+FROM a JOIN b USING (instance_id, skill)
+GROUP BY ALL
+"""
+
+# Two models' per-instance sums side by side, counted per distinct pattern: the input of the
+# paired bootstrap (stats.paired_bootstrap). {grp} is a CELL_GROUPS expression aliased grp.
+PAIRED_PATTERNS = """
+WITH per_instance AS (
+    SELECT s.model, {grp}, s.instance_id, sum(s.score) AS t, count(s.score) AS c
+    FROM latest_scores s {join}
+    WHERE {where}
+    GROUP BY ALL
+), a AS (SELECT * FROM per_instance WHERE model = ?),
+   b AS (SELECT * FROM per_instance WHERE model = ?)
+SELECT a.grp, a.t AS s_a, a.c AS c_a, b.t AS s_b, b.c AS c_b, count(*) AS count
+FROM a JOIN b USING (grp, instance_id)
+WHERE a.c > 0 AND b.c > 0
+GROUP BY ALL
+"""
+
+SKILL_LABELS = """
+SELECT skill, label, ability, display_order, scale_min, scale_max, custom FROM skills
+"""

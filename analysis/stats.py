@@ -99,3 +99,125 @@ def grouped_means(
     out["n_instances"] = agg["_scored"].sum().to_numpy().astype(int)
     out["n_na"] = agg["n_na"].sum().to_numpy().astype(int)
     return out[out_cols]
+
+
+# ------------------------------------------------------------ cell means from moments (pages)
+#
+# The radar and breakdown pages show hundreds of cells (model × skill × level …) over millions
+# of scores. Their CIs come from per-group moments that DuckDB computes in the same pass as the
+# mean, so a page costs about one aggregate. The instance is still the unit: with per-instance
+# sums s_i, counts c_i, the ratio mean R = Σs/Σc has the cluster-robust (linearisation)
+# variance I/(I-1) · Σ(s_i - R c_i)² / (Σc)², I = instances with a score. When every instance
+# adds one score to the cell (a skill cell of one judge), this is the textbook t-interval.
+# Tests check it against the instance bootstrap (cluster_bootstrap_means) and scipy's.
+
+MOMENT_COLS = ("total", "n", "total_sq", "cross", "n_sq", "n_instances")
+
+
+def moment_means(cells: pd.DataFrame, *, level: float = LEVEL) -> pd.DataFrame:
+    """Add ``mean``, ``ci_low``, ``ci_high`` to a frame of per-cell moments.
+
+    Columns needed (sums over the cell's instances of their per-instance sums): ``total`` Σs,
+    ``n`` Σc (non-N/A scores), ``total_sq`` Σs², ``cross`` Σs·c, ``n_sq`` Σc², ``n_instances``
+    (instances with a score). A cell with n = 0 has NaN mean; one instance gives a NaN CI.
+    Optional ``lowest`` / ``highest`` (extreme per-instance means) bound the CI, as they bound
+    any bootstrap replicate (a t-interval near the end of the scale could leave it).
+    """
+    from scipy import stats as sps
+
+    out = cells.copy()
+    s, c, q, p, d, k = (out[col].to_numpy(np.float64) for col in MOMENT_COLS)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(c > 0, s / c, np.nan)
+        ss = np.maximum(q - 2 * mean * p + mean * mean * d, 0.0)  # Σ(s_i - R c_i)²
+        se = np.sqrt(k / (k - 1) * ss) / c
+        half = sps.t.ppf(0.5 + level / 2, k - 1) * se
+    half = np.where(k > 1, half, np.nan)
+    lo, hi = mean - half, mean + half
+    if "lowest" in out and "highest" in out:
+        lo = np.maximum(lo, out["lowest"].to_numpy(np.float64))
+        hi = np.minimum(hi, out["highest"].to_numpy(np.float64))
+    out["mean"], out["ci_low"], out["ci_high"] = mean, lo, hi
+    return out
+
+
+# ------------------------------------------------------------ paired differences, Holm
+
+
+@dataclass(frozen=True)
+class PairedDiff:
+    diff: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    p: np.ndarray
+    n_shared: np.ndarray
+
+
+def paired_bootstrap(
+    patterns: pd.DataFrame,
+    groups: list,
+    *,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> PairedDiff:
+    """Paired instance bootstrap of mean(A) - mean(B) per group over the instances both score.
+
+    ``patterns`` has ``grp`` and the per-instance sums ``s_a, c_a, s_b, c_b`` with ``count``,
+    the number of shared instances having exactly that pattern (DuckDB counts them, so the work
+    here scales with distinct patterns, not rows: ≤ 25 per skill for 1-5 scores). Resampling
+    I instances with replacement is the same as drawing Multinomial(I, pattern frequencies), so
+    this is the exact instance bootstrap, not an approximation. The p-value is two-sided:
+    2·min(P*(d ≤ 0), P*(d ≥ 0)) with the +1 correction, capped at 1.
+    """
+    g_index = {g: j for j, g in enumerate(groups)}
+    pat = patterns[(patterns["c_a"] > 0) & (patterns["c_b"] > 0)]
+    # A fixed pattern order: DuckDB's GROUP BY returns rows in any order, and the draws map
+    # to slots, so without it the same data could give slightly different CIs run to run.
+    pat = pat[pat["grp"].isin(g_index)].sort_values(["grp", "s_a", "c_a", "s_b", "c_b"])
+    n_g = len(groups)
+    k_max = max(1, int(pat.groupby("grp").size().max()) if len(pat) else 1)
+    counts = np.zeros((n_g, k_max))
+    vals = np.zeros((4, n_g, k_max))  # s_a, c_a, s_b, c_b per pattern slot
+    slot = pat.groupby("grp").cumcount().to_numpy()
+    gi = pat["grp"].map(g_index).to_numpy()
+    counts[gi, slot] = pat["count"].to_numpy(np.float64)
+    for j, col in enumerate(("s_a", "c_a", "s_b", "c_b")):
+        vals[j, gi, slot] = pat[col].to_numpy(np.float64)
+    n_shared = counts.sum(axis=1)
+    nan = np.full(n_g, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tot = np.einsum("gk,jgk->jg", counts, vals)
+        diff = np.where(n_shared > 0, tot[0] / tot[1] - tot[2] / tot[3], np.nan)
+        probs = counts / np.where(n_shared > 0, n_shared, 1)[:, None]
+    has = n_shared > 0
+    if not has.any() or n_boot == 0:
+        return PairedDiff(diff, nan, nan.copy(), nan.copy(), n_shared.astype(int))
+    rng = np.random.default_rng(seed)
+    probs[~has, 0] = 1.0  # placeholder draws for empty groups, masked below
+    draws = rng.multinomial(np.where(has, n_shared, 1).astype(np.int64), probs, size=(n_boot, n_g))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bt = np.einsum("bgk,jgk->jbg", draws.astype(np.float64), vals)
+        boot = bt[0] / bt[1] - bt[2] / bt[3]
+    alpha = (1 - level) / 2
+    lo, hi = nan.copy(), nan.copy()
+    lo[has], hi[has] = np.quantile(boot[:, has], [alpha, 1 - alpha], axis=0)
+    le = (boot <= 0).sum(axis=0)
+    ge = (boot >= 0).sum(axis=0)
+    p = np.where(has, np.minimum(1.0, 2 * (np.minimum(le, ge) + 1) / (n_boot + 1)), np.nan)
+    return PairedDiff(diff, lo, hi, p, n_shared.astype(int))
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1); NaN stays NaN and
+    does not count toward the number of tests."""
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full_like(p, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = len(ok)
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adj, 1.0)
+    return out

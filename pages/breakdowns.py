@@ -1,0 +1,81 @@
+"""Breakdowns: skill means by difficulty level, by domain, by source task, and FLASK-Hard
+against the full set; n in every cell, empty cells left empty."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis import breakdown_charts as charts
+from analysis import breakdowns
+from pages.common import cached, filters, no_data
+
+PNG = {"toImageButtonOptions": {"format": "png", "scale": 2}}
+
+f = filters()
+st.title("Breakdowns")
+st.caption(
+    "Mean score per skill over non-N/A scores, split by difficulty, domain and source task. "
+    "Each cell shows its mean and n (scores); hover for the 95% CI (instance as the unit). "
+    "A cell without scores is left empty, never drawn as 0."
+)
+if not f.judge:
+    no_data("This dataset has no scores yet.")
+    st.stop()
+
+levels = cached(breakdowns.by_difficulty)(f)
+if levels.empty:
+    no_data()
+    st.stop()
+models = sorted(set(levels["model"]))
+model = st.selectbox("Model for the heatmaps and the source-task table", models, key="bd_model")
+
+
+def _csv(table, name: str) -> None:
+    st.download_button(
+        f"Download CSV ({name})",
+        table.to_csv(index=False),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"csv_{name}",
+        icon=":material/download:",
+    )
+
+
+st.subheader("By difficulty")
+st.caption(
+    "Levels 1 (simple lifestyle knowledge) to 5 (expert level knowledge). Instances without a "
+    "difficulty label get their own column in the heatmap and are left out of the lines."
+)
+st.plotly_chart(charts.difficulty_heatmap(levels, model), key="difficulty_heatmap", config=PNG)
+st.plotly_chart(charts.difficulty_lines(levels), key="difficulty_lines", config=PNG)
+_csv(levels, "by_difficulty")
+
+st.subheader("By domain")
+st.caption(
+    "FLASK's rule: an instance labelled with two domains counts toward both, so every skill "
+    "score of that instance appears in each of its domains' cells (the cells' n add up to more "
+    "than the model's scores)."
+)
+domains = cached(breakdowns.by_domain)(f)
+st.plotly_chart(charts.domain_heatmap(domains, model), key="domain_heatmap", config=PNG)
+_csv(domains, "by_domain")
+
+st.subheader("By source task")
+st.caption("All skill scores of an instance pooled; click a column header to sort.")
+tasks = cached(breakdowns.by_source_task)(f)
+st.dataframe(breakdowns.task_table(tasks, model), hide_index=True, key="task_table")
+_csv(tasks, "by_source_task")
+
+st.subheader("FLASK-Hard vs the full set")
+hard = cached(breakdowns.hard_vs_full)(f)
+if hard.empty:
+    st.info("No instance in this selection is in FLASK-Hard.", icon=":material/info:")
+else:
+    st.caption(
+        "Per skill and model: mean on the FLASK-Hard instances against the mean on all "
+        "instances (the other sidebar filters apply to both; the FLASK-Hard toggle is ignored "
+        "here). Relative change = (hard − full) / full."
+    )
+    st.plotly_chart(charts.hard_chart(hard), key="hard_chart", config=PNG)
+    st.dataframe(breakdowns.hard_table(hard), hide_index=True, key="hard_table")
+    _csv(hard, "hard_vs_full")
