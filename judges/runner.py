@@ -19,6 +19,7 @@ from analysis.errors import FinegrainError, InputError
 from analysis.store import Store
 from judges import backends
 from judges.config import JudgeConfig
+from judges.limits import RateLimiter
 from judges.parsing import parse_judgment
 from judges.plan import Call, Plan, Selection, plan_run
 from judges.prices import load_prices, price_of
@@ -131,10 +132,9 @@ class _Run:
             if cfg.backend == "transformers"
             else price_of(cfg.model, load_prices(options.prices))
         )
-        from judges.limits import RateLimiter
-
         self.limiter = RateLimiter(options.rpm, options.tpm)
         self.flush_lock = asyncio.Lock()
+        self.tasks: list[asyncio.Task] = []
 
     async def go(self) -> RunSummary:
         started = time.perf_counter()
@@ -197,9 +197,8 @@ class _Run:
         flusher = asyncio.create_task(self._flush_loop(stop))
         watcher = asyncio.create_task(self._watch_cancel())
         try:
-            tasks = [asyncio.create_task(self._one(backend, sem, c)) for c in todo]
-            self.tasks = tasks
-            await asyncio.gather(*tasks, return_exceptions=True)
+            self.tasks = [asyncio.create_task(self._one(backend, sem, c)) for c in todo]
+            await asyncio.gather(*self.tasks, return_exceptions=True)
             self.summary.call_seconds = time.perf_counter() - started
         finally:
             watcher.cancel()
