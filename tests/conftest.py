@@ -59,3 +59,27 @@ def empty_store(tmp_path: Path):
     s = Store(tmp_path / "empty.duckdb")
     s.ensure()
     return s
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The simulated demo, built once per session (copy it to modify: see ``app_db``)."""
+    from analysis.demo import build_and_write_demo
+    from analysis.store import Store
+
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    build_and_write_demo(Store(path))
+    return path
+
+
+@pytest.fixture
+def app_db(demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A private copy of the demo that the app opens (FINEGRAIN_DB), with caches cleared."""
+    import streamlit as st
+
+    path = tmp_path / "app.duckdb"
+    shutil.copy(demo_db, path)
+    monkeypatch.setenv("FINEGRAIN_DB", str(path))
+    st.cache_data.clear()
+    yield path
+    st.cache_data.clear()

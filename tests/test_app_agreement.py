@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from analysis.cli import main
-from analysis.demo import build_and_write_demo
 from analysis.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,21 +21,9 @@ PAGE = "pages/agreement.py"
 JUDGE = "gpt-4 (simulated)"
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    build_and_write_demo(Store(path))
-    return path
-
-
 @pytest.fixture
-def db(demo_db, tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "app.duckdb"
-    shutil.copy(demo_db, path)
-    monkeypatch.setenv("FINEGRAIN_DB", str(path))
-    st.cache_data.clear()
-    yield path
-    st.cache_data.clear()
+def db(app_db: Path) -> Path:
+    return app_db
 
 
 def _page(state: dict | None = None) -> AppTest:

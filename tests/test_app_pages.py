@@ -11,10 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from analysis.demo import build_and_write_demo
 from analysis.score_files import import_scores
 from analysis.store import Store
 
@@ -24,19 +22,9 @@ RADAR = "pages/radar.py"
 BREAKDOWNS = "pages/breakdowns.py"
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("pages") / "app.duckdb"
-    build_and_write_demo(Store(path))
-    return path
-
-
 @pytest.fixture
-def db(demo_db, monkeypatch) -> Path:
-    monkeypatch.setenv("FINEGRAIN_DB", str(demo_db))
-    st.cache_data.clear()
-    yield demo_db
-    st.cache_data.clear()
+def db(app_db: Path) -> Path:
+    return app_db
 
 
 def _page(page: str, **state) -> AppTest:

@@ -3,17 +3,14 @@ selection, the estimate, a run in the background, then before/after and agreemen
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from analysis import queues
-from analysis.demo import build_and_write_demo
 from analysis.store import Store
 from judges.config import JudgeConfig
 from judges.plan import Selection, plan_run
@@ -24,21 +21,9 @@ APP = str(REPO / "app.py")
 JUDGE = "gpt-4 (simulated)"
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("rj") / "demo.duckdb"
-    build_and_write_demo(Store(path))
-    return path
-
-
 @pytest.fixture
-def db(demo_db, tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "app.duckdb"
-    shutil.copy(demo_db, path)
-    monkeypatch.setenv("FINEGRAIN_DB", str(path))
-    st.cache_data.clear()
-    yield path
-    st.cache_data.clear()
+def db(app_db: Path) -> Path:
+    return app_db
 
 
 def _human_items(db: Path, n: int) -> list[tuple[str, str]]:

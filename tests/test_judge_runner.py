@@ -16,7 +16,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from analysis.demo import build_and_write_demo
 from analysis.errors import InputError, NotFoundError
 from analysis.score_files import import_scores
 from analysis.store import Store
@@ -28,13 +27,6 @@ from tests.openai_server import FaultPlan, OpenAIServer, scores_for
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = RunOptions(concurrency=32, backoff_s=0.02, backoff_cap_s=0.2, max_retries=4, flush_s=0.1)
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("judge") / "demo.duckdb"
-    build_and_write_demo(Store(path))
-    return path
 
 
 @pytest.fixture
