@@ -33,9 +33,17 @@ class RateLimiter:
         if tpm:
             self.buckets.append((Bucket(tpm), True))
         self.lock = asyncio.Lock()
+        self.resume_at = 0.0  # monotonic time before which nobody sends (a server's 429)
+
+    def pause(self, seconds: float) -> None:
+        """The server said "slow down" (429 + Retry-After): every task waits, not only the
+        one that was told, so a run does not keep feeding a rate-limit storm."""
+        self.resume_at = max(self.resume_at, time.monotonic() + seconds)
 
     async def acquire(self, tokens: int) -> None:
         """Wait until one request of about ``tokens`` tokens fits every limit."""
+        while (wait := self.resume_at - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
         if not self.buckets:
             return
         async with self.lock:  # first come, first served

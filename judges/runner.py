@@ -236,6 +236,8 @@ class _Run:
                     error = e
                     if not e.retryable or attempt >= self.opt.max_retries:
                         break
+                    if e.retry_after:
+                        self.limiter.pause(e.retry_after)
                     await asyncio.sleep(self._backoff(attempt, e.retry_after))
                     attempt += 1
                     continue

@@ -318,3 +318,16 @@ def test_default_name_carries_the_settings_that_change_answers():
     assert JudgeConfig("openai", "m").judge == "m (openai, flask-v1)"
     warm = JudgeConfig("openai", "m", temperature=0.7, max_tokens=300, structured=True)
     assert warm.judge == "m (openai, flask-v1, t=0.7, max 300 tokens, json)"
+
+
+def test_a_429_pauses_every_task_not_only_the_one_told(store):
+    with OpenAIServer(latency=0.05, faults=FaultPlan(first_n={"429": 1}, retry_after=0.6)) as srv:
+        s = run(store, _config(srv), Selection("demo", limit=24), RunOptions(concurrency=4))
+        reqs = [r for r in srv.requests if r.path.endswith("/chat/completions")]
+    assert s.ok == 24
+    told = next(r.timestamp for r in reqs if r.fault is not None)
+    # Requests already in flight when the 429 came back may land; no new one starts during
+    # the pause (0.05 s answer + 0.6 s pause, with slack either side).
+    during = [r for r in reqs if told + 0.15 < r.timestamp < told + 0.55]
+    assert during == []
+    assert any(r.timestamp >= told + 0.6 for r in reqs)
