@@ -311,18 +311,29 @@ WHERE NOT EXISTS (SELECT 1 FROM judgments j
                     AND j.instance_id = p.instance_id AND j.model = p.model)
 """
 
+# Answers supersede older runs' scores only: a killed run's journal replayed after a newer run
+# of the same judge must not hide the newer answers (runs are ordered by their start).
 SUPERSEDE_PENDING_SCORES = """
 UPDATE scores SET superseded = true
-FROM (SELECT DISTINCT dataset, instance_id, model, judge, skill FROM pending_scores) b
+FROM (SELECT DISTINCT p.dataset, p.instance_id, p.model, p.judge, p.skill, r.started_at
+      FROM pending_scores p JOIN runs r USING (run_id)) b
 WHERE NOT scores.superseded
   AND scores.dataset = b.dataset AND scores.instance_id = b.instance_id
   AND scores.model = b.model AND scores.judge = b.judge AND scores.skill = b.skill
+  AND COALESCE((SELECT started_at FROM runs x WHERE x.run_id = scores.run_id), b.started_at)
+      <= b.started_at
 """
 
 INSERT_PENDING_SCORES = """
-INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id)
+INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id,
+                    superseded)
 SELECT s.dataset, s.instance_id, s.model, s.judge, s.skill, s.score::DOUBLE, j.judgment_id,
-       s.run_id
+       s.run_id,
+       -- still current: a newer run's score for the same key (left by the update above)
+       EXISTS (SELECT 1 FROM scores x
+               WHERE NOT x.superseded AND x.dataset = s.dataset
+                 AND x.instance_id = s.instance_id AND x.model = s.model
+                 AND x.judge = s.judge AND x.skill = s.skill)
 FROM pending_scores s
 JOIN judgments j ON j.run_id = s.run_id AND j.dataset = s.dataset
  AND j.instance_id = s.instance_id AND j.model = s.model

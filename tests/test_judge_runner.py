@@ -331,3 +331,33 @@ def test_a_429_pauses_every_task_not_only_the_one_told(store):
     during = [r for r in reqs if told + 0.15 < r.timestamp < told + 0.55]
     assert during == []
     assert any(r.timestamp >= told + 0.6 for r in reqs)
+
+
+def test_a_late_replay_of_an_older_run_does_not_hide_newer_answers(store):
+    from judges.records import CallRecord, write_records
+
+    with store.write() as con:
+        con.execute("INSERT INTO judges (judge, kind, backend) VALUES ('J', 'llm', 'openai')")
+        for run_id, started in (
+            ("old", "2026-01-01"),
+            ("new", "2026-06-01"),
+            ("newest", "2026-09-01"),
+        ):
+            con.execute(
+                "INSERT INTO runs (run_id, judge, dataset, source, status, started_at) "
+                "VALUES (?, 'J', 'demo', 'test', 'complete', ?::TIMESTAMP)",
+                [run_id, started],
+            )
+
+    def answer(run_id: str, score: float) -> CallRecord:
+        return CallRecord(run_id, "demo", "1", "gpt4", "J", f"key-{run_id}", "raw", None, "ok",
+                          None, 1.0, 1, 1, {"correctness": score})  # fmt: skip
+
+    write_records(store, [answer("new", 5.0)])
+    write_records(store, [answer("old", 2.0)])  # a killed older run, replayed late
+    sql = "SELECT run_id, score FROM latest_scores WHERE judge = 'J'"
+    assert _q(store, sql) == [("new", 5.0)]
+    history = "SELECT run_id, score, superseded FROM scores WHERE judge = 'J' ORDER BY run_id"
+    assert _q(store, history) == [("new", 5.0, False), ("old", 2.0, True)]
+    write_records(store, [answer("newest", 4.0)])  # the usual order: the newer run wins
+    assert _q(store, sql) == [("newest", 4.0)]
