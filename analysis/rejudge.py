@@ -56,6 +56,17 @@ def user_file(store: Store, text: str) -> str | None:
     return f"file:{p}" + (f"#{pick}" if pick else "")
 
 
+def user_model(store: Store, backend: str, text: str) -> str:
+    """A model typed on the page: an API name, a cached hub name, or (local backend) a folder
+    in the store's folder: loading a model runs its files, so not any folder on the server."""
+    text = text.strip()
+    if backend == "transformers" and text and Path(text).expanduser().exists():
+        root = store.path.resolve().parent
+        if root not in Path(text).expanduser().resolve().parents:
+            raise InputError(text, None, None, f"local models named on this page must be in {root}")
+    return text
+
+
 def _scores(store: Store, dataset: str, judges: list[str], items) -> pd.DataFrame:
     with store.read() as con:
         rows = con.execute(queries.SCORES_OF_JUDGES, [dataset, judges]).df()

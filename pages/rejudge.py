@@ -51,7 +51,7 @@ with st.container(border=True):
         "Model",
         value="gpt-4o-mini",
         key="rj_model",
-        help="API model name, or a local model folder for transformers",
+        help="API model name; for transformers a cached hub name or a folder in data/",
     )
     base_url = c3.text_input(
         "Base URL (OpenAI-compatible)",
@@ -87,12 +87,13 @@ with st.container(border=True):
 try:
     prompt_file = rejudge.user_file(store(), custom_prompt)
     rubric_path = rejudge.user_file(store(), rubric_file)
+    model = rejudge.user_model(store(), backend, model)
 except FinegrainError as e:
     show_error(e)
     st.stop()
 config = JudgeConfig(
     backend=backend,
-    model=model.strip(),
+    model=model,
     prompt_version=prompt_file or prompt,
     rubric=rubric_path or "store",
     base_url=base_url.strip() or None,

@@ -130,3 +130,24 @@ def test_cancel_stops_the_run_and_keeps_what_was_answered(db):
     finally:
         con.close()
     assert stored == job.summary.ok + job.summary.failed + job.summary.errors
+
+
+def test_page_files_and_model_folders_must_be_in_the_stores_folder(db, tmp_path):
+    from analysis.errors import InputError
+    from analysis.rejudge import user_file, user_model
+
+    store = Store(db)
+    inside = db.parent / "my-rubric.json"
+    inside.write_text("[]")
+    assert user_file(store, "my-rubric.json") == f"file:{inside.resolve()}"
+    assert user_file(store, f"{inside}#2") == f"file:{inside.resolve()}#2"
+    assert user_file(store, "  ") is None
+    for outside in ("/etc/passwd", "../../etc/hosts"):
+        with pytest.raises(InputError, match="must be in"):
+            user_file(store, outside)
+    with pytest.raises(InputError, match="local models named on this page must be in"):
+        user_model(store, "transformers", str(REPO))
+    assert user_model(store, "transformers", "Qwen/Qwen2.5-0.5B-Instruct") == (
+        "Qwen/Qwen2.5-0.5B-Instruct"
+    )  # a hub name (from the offline cache), not a path
+    assert user_model(store, "openai", str(REPO)) == str(REPO)  # an API name is just a name
