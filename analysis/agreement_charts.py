@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from analysis.agreement import OVERALL, Agreement
 from analysis.agreement_stats import LABELS
-from analysis.charts import FONT, _empty
+from analysis.charts import FONT, ci_whiskers, empty_figure
 from analysis.taxonomy import SKILLS
 
 MAX_SCATTER_POINTS = 20_000  # beyond this the browser slows down; a fixed-seed sample is drawn
@@ -25,12 +25,7 @@ def _bar(rows: pd.DataFrame, name: str, color: str) -> go.Bar:
         y=rows["value"],
         name=name,
         marker_color=color,
-        error_y=dict(
-            type="data",
-            symmetric=False,
-            array=rows["ci_high"] - rows["value"],
-            arrayminus=rows["value"] - rows["ci_low"],
-        ),
+        error_y=ci_whiskers(rows["value"], rows["ci_low"], rows["ci_high"]),
         customdata=rows[["ci_low", "ci_high", "n"]].to_numpy(),
         hovertemplate="%{x}: %{y:.3f} [%{customdata[0]:.3f}, %{customdata[1]:.3f}]"
         "<br>n = %{customdata[2]}<extra>" + name + "</extra>",
@@ -41,7 +36,7 @@ def agreement_bars(r: Agreement, statistic: str) -> go.Figure:
     """One bar per skill (and overall) for A vs B, with the human–human α next to it."""
     rows = r.stats[r.stats["statistic"] == statistic]
     if rows.empty:
-        return _empty("No aligned scores for this selection")
+        return empty_figure("No aligned scores for this selection")
     level = rows["level"].iloc[0]
     fig = go.Figure(_bar(rows, f"{r.a.spec} vs {r.b.spec}", "#3b6fd8"))
     ceiling = r.ceiling[r.ceiling["statistic"] == statistic] if not r.ceiling.empty else r.ceiling
@@ -74,7 +69,7 @@ def confusion_heatmap(r: Agreement, skill: str) -> go.Figure:
     point (the axis titles say so). Cells nobody used stay empty."""
     rows = _rows_of(r, skill)
     if rows.empty:
-        return _empty("No aligned scores for this skill")
+        return empty_figure("No aligned scores for this skill")
     lo, hi = _scale(r, skill)
     points = np.arange(np.floor(lo), np.ceil(hi) + 1)
     a, b = (np.clip(np.floor(rows[c].to_numpy() + 0.5), points[0], points[-1]) for c in "ab")
@@ -110,7 +105,7 @@ def agreement_scatter(r: Agreement, skill: str, jitter: float = 0.15) -> go.Figu
     """A against B, jittered so that tied integer scores do not hide each other."""
     rows = _rows_of(r, skill)
     if rows.empty:
-        return _empty("No aligned scores for this skill")
+        return empty_figure("No aligned scores for this skill")
     title = f"{_label(skill)}: A vs B, jittered (n = {len(rows)})"
     if len(rows) > MAX_SCATTER_POINTS:
         rows = rows.sample(MAX_SCATTER_POINTS, random_state=0)

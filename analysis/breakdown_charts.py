@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from analysis.charts import FONT, _empty
+from analysis.charts import FONT, ci_whiskers, empty_figure
 from analysis.taxonomy import DIFFICULTY_LEVELS, DOMAINS, SKILLS
 
 UNLABELED = "unlabeled"
@@ -87,7 +87,7 @@ def difficulty_heatmap(table: pd.DataFrame, model: str) -> go.Figure:
     """Skill × difficulty level (1-5, then unlabeled) for one model."""
     rows = table[table["model"] == model]
     if rows.empty or rows["n"].sum() == 0:
-        return _empty("No scores for this model in this selection")
+        return empty_figure("No scores for this model in this selection")
     rows = rows.assign(
         level=rows["difficulty"].astype(object).where(rows["difficulty"].notna(), UNLABELED)
     )
@@ -105,7 +105,7 @@ def domain_heatmap(table: pd.DataFrame, model: str) -> go.Figure:
     """Skill × domain for one model (an instance counts in each of its domains)."""
     rows = table[table["model"] == model]
     if rows.empty or rows["n"].sum() == 0:
-        return _empty("No scores for this model in this selection")
+        return empty_figure("No scores for this model in this selection")
     present = set(rows["domain"])
     cols = [d for d in DOMAINS if d in present] + sorted(present - set(DOMAINS))
     title = f"{model}: mean per skill × domain (an instance counts in each of its domains)"
@@ -117,7 +117,7 @@ def difficulty_lines(table: pd.DataFrame, per_row: int = 4) -> go.Figure:
     Unlabeled instances are left out here (no level to plot them at)."""
     rows = table[table["difficulty"].notna() & (table["n"] > 0)]
     if rows.empty:
-        return _empty("No scores with a difficulty level in this selection")
+        return empty_figure("No scores with a difficulty level in this selection")
     skills = _skills(rows["skill"])
     models = sorted(set(rows["model"]))
     n_rows = math.ceil(len(skills) / per_row)
@@ -145,14 +145,7 @@ def difficulty_lines(table: pd.DataFrame, per_row: int = 4) -> go.Figure:
                     showlegend=k == 0,
                     line=dict(color=color),
                     marker=dict(size=6),
-                    error_y=dict(
-                        type="data",
-                        symmetric=False,
-                        array=r["ci_high"] - r["mean"],
-                        arrayminus=r["mean"] - r["ci_low"],
-                        thickness=1,
-                        width=2,
-                    ),
+                    error_y=ci_whiskers(r["mean"], r["ci_low"], r["ci_high"], thickness=1, width=2),
                     customdata=r[["ci_low", "ci_high", "n"]].to_numpy(),
                     hovertemplate=f"<b>{m}</b> · {skill_label(s)}<br>level %{{x}}: mean "
                     "%{y:.2f} [%{customdata[0]:.2f}, %{customdata[1]:.2f}]<br>n = "
@@ -179,7 +172,7 @@ def difficulty_lines(table: pd.DataFrame, per_row: int = 4) -> go.Figure:
 def hard_chart(table: pd.DataFrame) -> go.Figure:
     """Relative change FLASK-Hard vs full set, per skill × model (diverging colours)."""
     if table.empty:
-        return _empty("No FLASK-Hard instances in this selection")
+        return empty_figure("No FLASK-Hard instances in this selection")
     skills = _skills(table["skill"])
     models = sorted(set(table["model"]))
     piv = {

@@ -10,7 +10,12 @@ from analysis.taxonomy import DOMAINS, SKILLS
 FONT = dict(family="Inter, system-ui, sans-serif", size=13)
 
 
-def _empty(message: str) -> go.Figure:
+def ci_whiskers(center, lo, hi, **style) -> dict:
+    """Asymmetric 95% CI error bars (plotly error_x / error_y) around ``center``."""
+    return dict(type="data", symmetric=False, array=hi - center, arrayminus=center - lo, **style)
+
+
+def empty_figure(message: str) -> go.Figure:
     fig = go.Figure()
     fig.add_annotation(text=message, showarrow=False, font=dict(size=15))
     fig.update_layout(xaxis_visible=False, yaxis_visible=False, height=240, font=FONT)
@@ -21,20 +26,14 @@ def leaderboard_chart(table: pd.DataFrame, group: str) -> go.Figure:
     """Models ranked by the mean of ``group`` with 95% CI whiskers; n in the hover."""
     rows = table[table["group"] == group].sort_values("mean")
     if rows.empty:
-        return _empty("No scores for this selection")
+        return empty_figure("No scores for this selection")
     fig = go.Figure(
         go.Scatter(
             x=rows["mean"],
             y=rows["model"],
             mode="markers",
             marker=dict(size=11, color="#3b6fd8"),
-            error_x=dict(
-                type="data",
-                symmetric=False,
-                array=rows["ci_high"] - rows["mean"],
-                arrayminus=rows["mean"] - rows["ci_low"],
-                thickness=2,
-            ),
+            error_x=ci_whiskers(rows["mean"], rows["ci_low"], rows["ci_high"], thickness=2),
             customdata=rows[["ci_low", "ci_high", "n", "n_instances"]].to_numpy(),
             hovertemplate="<b>%{y}</b><br>mean %{x:.2f} [%{customdata[0]:.2f}, "
             "%{customdata[1]:.2f}]<br>n = %{customdata[2]} scores, %{customdata[3]} "
@@ -56,7 +55,7 @@ def leaderboard_chart(table: pd.DataFrame, group: str) -> go.Figure:
 def coverage_heatmap(cov: pd.DataFrame) -> go.Figure:
     """Instances per skill × domain; empty cells stay empty (never drawn as 0)."""
     if cov.empty:
-        return _empty("No instances for this selection")
+        return empty_figure("No instances for this selection")
     grid = cov.pivot_table(index="skill", columns="domain", values="instances", aggfunc="sum")
     skills = [s for s in SKILLS if s in grid.index] + sorted(set(grid.index) - set(SKILLS))
     domains = [d for d in DOMAINS if d in grid.columns] + sorted(set(grid.columns) - set(DOMAINS))

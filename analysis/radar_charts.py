@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from analysis.charts import FONT, _empty
+from analysis.charts import FONT, ci_whiskers, empty_figure
 from analysis.radar import RadarData
 from analysis.taxonomy import SKILL_ORDER
 
@@ -135,7 +135,7 @@ def _polar_layout(data: RadarData, common, model: str | None = None) -> dict:
 def radar_chart(data: RadarData, *, show_published: bool = False) -> go.Figure:
     """One trace per model with CI whiskers; small multiples when more than 4 models."""
     if data.empty:
-        return _empty("No scores for this selection")
+        return empty_figure("No scores for this selection")
     models = list(dict.fromkeys(data.table["model"]))
     common = _scale(data.table)
     scale_note = "" if common else " (criteria rescaled to 0–1: their scales differ)"
@@ -186,7 +186,7 @@ def radar_chart(data: RadarData, *, show_published: bool = False) -> go.Figure:
 def compare_chart(table: pd.DataFrame, a: str, b: str) -> go.Figure:
     """A − B per axis with the paired 95% CI; filled markers: Holm-corrected p < 0.05."""
     if table.empty:
-        return _empty("No instances scored by both models in this selection")
+        return empty_figure("No instances scored by both models in this selection")
     t = table.iloc[::-1]
     sig = t["significant"].to_numpy(bool)
     fig = go.Figure(
@@ -200,13 +200,7 @@ def compare_chart(table: pd.DataFrame, a: str, b: str) -> go.Figure:
                 symbol=np.where(sig, "circle", "circle-open"),
                 line=dict(width=2),
             ),
-            error_x=dict(
-                type="data",
-                symmetric=False,
-                array=t["ci_high"] - t["diff"],
-                arrayminus=t["diff"] - t["ci_low"],
-                thickness=2,
-            ),
+            error_x=ci_whiskers(t["diff"], t["ci_low"], t["ci_high"], thickness=2),
             customdata=t[["ci_low", "ci_high", "p_holm", "n_shared"]].to_numpy(),
             hovertemplate="<b>%{y}</b><br>difference %{x:.2f} [%{customdata[0]:.2f}, "
             "%{customdata[1]:.2f}]<br>Holm p = %{customdata[2]:.3g}<br>n = %{customdata[3]} "

@@ -14,7 +14,7 @@ import streamlit as st
 
 from analysis import annotation, samples
 from analysis.errors import FinegrainError
-from pages.common import cached, filters, plain, store
+from pages.common import cached, filters, plain, sample_texts, store
 
 NA = "N/A"
 f = filters()
@@ -82,16 +82,7 @@ st.markdown(
     f"**Item {position} of {prog.total}** · instance {plain(instance_id)} · model {shown_model}"
     f"{' · ✓ answered (saving replaces it)' if answered else ''}"
 )
-left, right = st.columns(2)
-with left.container(border=True, key="a_instruction"):
-    st.markdown("**Instruction**")
-    st.text(detail.instruction)
-with right.container(border=True, key="a_reference"):
-    st.markdown("**Reference answer**")
-    st.text(detail.reference or "(none)")
-with st.container(border=True, key="a_response"):
-    st.markdown("**Response**")
-    st.text("(no response stored)" if detail.response is None else detail.response)
+sample_texts(detail, "a")
 if not blind:
     with st.expander("Other scorers"):
         for view in detail.judges:

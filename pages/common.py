@@ -75,6 +75,21 @@ def filters() -> Filters:
     return st.session_state["filters"]
 
 
+def sample_texts(detail, key: str) -> None:
+    """Instruction, reference and response of a sample, as plain text (model text is
+    untrusted: never markdown or HTML). One renderer for every page that shows a sample."""
+    left, right = st.columns(2)
+    with left.container(border=True, key=f"{key}_instruction"):
+        st.markdown("**Instruction**")
+        st.text(detail.instruction)
+    with right.container(border=True, key=f"{key}_reference"):
+        st.markdown("**Reference answer**")
+        st.text(detail.reference or "(none)")
+    with st.container(border=True, key=f"{key}_response"):
+        st.markdown("**Response**")
+        st.text("(no response stored)" if detail.response is None else detail.response)
+
+
 def simulated_banner(seed: int | None) -> None:
     st.warning(
         f"**Simulated data** (seed {seed}). These scores are generated to look like the FLASK "

@@ -18,7 +18,7 @@ import streamlit as st
 
 from analysis import overview, queues, samples
 from analysis.errors import FinegrainError
-from pages.common import cached, filters, no_data, plain, show_error, store
+from pages.common import cached, filters, no_data, plain, sample_texts, show_error, store
 
 f = filters()
 ALL_SKILLS = "(all of the response's skills)"
@@ -191,16 +191,7 @@ st.caption(
     f"domains {plain(', '.join(detail.domains) or '–')} · skills "
     f"{plain(', '.join(detail.skills))}{' · FLASK-Hard' if detail.flask_hard else ''}"
 )
-left, right = st.columns(2)
-with left.container(border=True, key="d_instruction"):
-    st.markdown("**Instruction**")
-    st.text(detail.instruction)
-with right.container(border=True, key="d_reference"):
-    st.markdown("**Reference answer**")
-    st.text(detail.reference or "(none)")
-with st.container(border=True, key="d_response"):
-    st.markdown("**Response**")
-    st.text("(no response stored)" if detail.response is None else detail.response)
+sample_texts(detail, "d")
 
 st.markdown("**Judges**")
 if not detail.judges:
