@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from analysis import overview
-from analysis.errors import FinegrainError
-from analysis.filters import Filters
-from analysis.taxonomy import DIFFICULTY_LEVELS
+from analysis.core.errors import FinegrainError
+from analysis.core.filters import Filters
+from analysis.core.taxonomy import DIFFICULTY_LEVELS
+from analysis.views import overview
 from pages.common import cached, show_error, simulated_banner, store, use_router
 
 if TYPE_CHECKING:

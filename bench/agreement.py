@@ -23,12 +23,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis import agreement_bootstrap as boot  # noqa: E402
-from analysis.agreement import AgreementQuery, agreement  # noqa: E402
-from analysis.filters import Filters  # noqa: E402
-from analysis.score_files import import_scores  # noqa: E402
-from analysis.stats import bootstrap_weights  # noqa: E402
-from analysis.store import Store  # noqa: E402
+from analysis.core.filters import Filters  # noqa: E402
+from analysis.core.store import Store  # noqa: E402
+from analysis.ingest.score_files import import_scores  # noqa: E402
+from analysis.stats import agreement_bootstrap as boot  # noqa: E402
+from analysis.stats.means import bootstrap_weights  # noqa: E402
+from analysis.views.agreement import AgreementQuery, agreement  # noqa: E402
 from bench.timing import timed  # noqa: E402
 
 SKILLS = ["robustness", "correctness", "factuality", "readability", "conciseness", "insightfulness"]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.flask_source import import_flask  # noqa: E402
-from analysis.store import Store  # noqa: E402
+from analysis.core.store import Store  # noqa: E402
+from analysis.ingest.flask_source import import_flask  # noqa: E402
 from bench.timing import timed  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "flask"

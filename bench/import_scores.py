@@ -17,8 +17,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.score_files import import_scores, parse_score_file  # noqa: E402
-from analysis.store import Store  # noqa: E402
+from analysis.core.store import Store  # noqa: E402
+from analysis.ingest.score_files import import_scores, parse_score_file  # noqa: E402
 from bench.timing import timed  # noqa: E402
 
 SKILLS = ["correctness", "robustness", "factuality", "readability", "comprehension"]

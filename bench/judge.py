@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.demo import build_and_write_demo  # noqa: E402
-from analysis.store import Store  # noqa: E402
+from analysis.core.store import Store  # noqa: E402
+from analysis.ingest.demo import build_and_write_demo  # noqa: E402
 from judges.config import JudgeConfig  # noqa: E402
 from judges.plan import Selection  # noqa: E402
 from judges.runner import RunOptions, run  # noqa: E402

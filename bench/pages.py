@@ -24,10 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis import breakdowns, radar  # noqa: E402
-from analysis.filters import Filters  # noqa: E402
-from analysis.store import Store  # noqa: E402
-from analysis.taxonomy import DOMAINS, SKILL_ORDER  # noqa: E402
+from analysis.core.filters import Filters  # noqa: E402
+from analysis.core.store import Store  # noqa: E402
+from analysis.core.taxonomy import DOMAINS, SKILL_ORDER  # noqa: E402
+from analysis.views import (
+    breakdowns,  # noqa: E402
+    radar,  # noqa: E402
+)
 from bench.timing import timed  # noqa: E402
 
 DATASET, JUDGE, MODELS = "bench", "bench-judge", 10

@@ -1,4 +1,4 @@
-"""Benchmark: the Samples page's search and filtering (analysis.samples.search: one page of 50
+"""Benchmark: the Samples page's search and filtering (analysis.views.samples.search: one page of 50
 rows, the total count, and every judge's scores on the page) on a generated store of 100k
 responses / 1M scores. Goal: median <= 300 ms per query shape.
 
@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.filters import Filters  # noqa: E402
-from analysis.samples import SampleQuery, ScoreRange, search  # noqa: E402
-from analysis.store import Store  # noqa: E402
+from analysis.core.filters import Filters  # noqa: E402
+from analysis.core.store import Store  # noqa: E402
+from analysis.views.samples import SampleQuery, ScoreRange, search  # noqa: E402
 from bench.timing import timed  # noqa: E402
 
 N_INSTANCES = 10_000

@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 import threading
 
-from analysis.errors import FinegrainError
-from analysis.store import Store
+from analysis.core.errors import FinegrainError
+from analysis.core.store import Store
 from judges.config import JudgeConfig
 from judges.plan import Selection
 from judges.runner import RunOptions, RunSummary, run

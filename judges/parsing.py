@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from analysis.taxonomy import normalise_skill
+from analysis.core.taxonomy import normalise_skill
 
 DEFAULT_SCALE = (1.0, 5.0)
 METHODS = ("json", "json-field", "last-block", "python-dict", "lines")

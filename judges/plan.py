@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from analysis import queries
-from analysis.errors import InputError
-from analysis.store import Store
+from analysis.core.errors import InputError
+from analysis.core.store import Store
 from judges.config import JudgeConfig, cache_key
 from judges.prices import load_prices, price_of
 from judges.prompts import (
@@ -19,6 +18,26 @@ from judges.prompts import (
     load_template,
     rubrics_from_store,
 )
+
+# Responses to judge, with their instance (skills, reference); the model list may be empty (all).
+JUDGE_ITEMS = """
+SELECT r.instance_id, r.model, i.instruction, i.reference, i.skills, r.text
+FROM responses r JOIN instances i USING (dataset, instance_id)
+WHERE r.dataset = ? AND r.text IS NOT NULL
+  AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], r.model))
+ORDER BY TRY_CAST(r.instance_id AS BIGINT) NULLS LAST, r.instance_id, r.model
+LIMIT ?
+"""
+
+# Answered calls with these content keys (any judge, any run): a cache hit costs nothing.
+# Unparseable answers are kept but not reused, so a rerun asks again.
+CACHED_JUDGMENTS = """
+SELECT cache_key, judge, dataset, instance_id, model, raw_output, prompt_tokens,
+       completion_tokens
+FROM judgments
+WHERE list_contains(?::VARCHAR[], cache_key) AND parse_status = 'ok'
+"""
+
 
 # Rough sizes for the estimate: ~4 characters per token; feedback of ~60 tokens per skill.
 CHARS_PER_TOKEN = 4
@@ -128,7 +147,7 @@ def _items(store: Store, sel: Selection) -> list[Item]:
     # The limit goes to SQL when nothing else is filtered here (one call reads 14k texts).
     cap = sel.limit if sel.limit and not sel.items and not sel.skills else None
     with store.read() as con:
-        rows = con.execute(queries.JUDGE_ITEMS, [sel.dataset, models, models, cap]).fetchall()
+        rows = con.execute(JUDGE_ITEMS, [sel.dataset, models, models, cap]).fetchall()
     wanted = set(sel.items)
     out = []
     for instance_id, model, instruction, reference, skills, text in rows:
@@ -165,7 +184,7 @@ def plan_run(
         )
     keys = [c.cache_key for c in calls]
     with store.read() as con:
-        cached = con.execute(queries.CACHED_JUDGMENTS, [keys]).fetchall()
+        cached = con.execute(CACHED_JUDGMENTS, [keys]).fetchall()
     done = frozenset((d, i, m, k) for k, judge, d, i, m, *_ in cached if judge == config.judge)
     reuse = {k: (raw, pt or 0, ct or 0) for k, _j, _d, _i, _m, raw, pt, ct in cached}
     scales = {s: (r.scale_min, r.scale_max) for s, r in rubrics.items()}

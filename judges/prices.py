@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 PRICES_FILE = Path(__file__).with_name("data") / "prices.json"
 

@@ -14,10 +14,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis import queries
-from analysis.errors import InputError, NotFoundError
-from analysis.store import Store
-from analysis.taxonomy import normalise_skill
+from analysis.core.errors import InputError, NotFoundError
+from analysis.core.store import Store
+from analysis.core.taxonomy import normalise_skill
+
+SKILLS_TABLE = """
+SELECT skill, label, ability, display_order, definition, rubric, scale_min, scale_max, custom
+FROM skills ORDER BY display_order, skill
+"""
+
 
 TEMPLATES = Path(__file__).with_name("templates")
 END_MARKS = ("[End of response]", "[The End of Assistant's Response]")
@@ -137,7 +142,7 @@ def _from_flask_jsonl(path: Path, prompt_id: int) -> PromptTemplate:
 def rubrics_from_store(store: Store) -> dict[str, Rubric]:
     """Our taxonomy and any custom criteria, with their scales."""
     with store.read() as con:
-        rows = con.execute(queries.SKILLS_TABLE).fetchall()
+        rows = con.execute(SKILLS_TABLE).fetchall()
     return {
         skill: Rubric(skill, label, definition or label, tuple(rubric or ()), lo, hi)
         for skill, label, _ab, _o, definition, rubric, lo, hi, _c in rows

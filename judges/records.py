@@ -5,16 +5,97 @@ is idempotent: one judgment per (run, item)."""
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import json
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from filelock import FileLock, Timeout
 
-from analysis import queries
-from analysis.store import Store
+from analysis.core.errors import StoreBusyError
+from analysis.core.store import Store
+
+# A lock file without a journal older than this is left over from a crash (see recover).
+ORPHAN_LOCK_AGE_S = 60.0
+
+RUNS_IN_PROGRESS = "SELECT run_id, judge, dataset FROM runs WHERE status = 'running'"
+
+# Counters follow what is stored, so they stay right whatever was resumed or replayed.
+REFRESH_RUN_COUNTS = """
+UPDATE runs SET
+    n_ok = (SELECT count(*) FROM judgments j WHERE j.run_id = runs.run_id
+            AND j.parse_status = 'ok'),
+    n_failed = (SELECT count(*) FROM judgments j WHERE j.run_id = runs.run_id
+                AND j.parse_status <> 'ok'),
+    n_cached = ?,
+    prompt_tokens = (SELECT COALESCE(sum(prompt_tokens), 0) FROM judgments j
+                     WHERE j.run_id = runs.run_id),
+    completion_tokens = (SELECT COALESCE(sum(completion_tokens), 0) FROM judgments j
+                         WHERE j.run_id = runs.run_id),
+    cost_usd = ?
+WHERE run_id = ?
+"""
+
+# One judgment per (run, item): a later answer replaces an earlier failed call of the run.
+DROP_FAILED_CALLS = """
+DELETE FROM judgments WHERE parse_status = 'error'
+  AND EXISTS (SELECT 1 FROM pending_judgments p
+              WHERE p.run_id = judgments.run_id AND p.dataset = judgments.dataset
+                AND p.instance_id = judgments.instance_id AND p.model = judgments.model)
+"""
+
+MARK_INTERRUPTED = """
+UPDATE runs SET status = 'interrupted', finished_at = current_timestamp
+WHERE run_id = ? AND status = 'running'
+"""
+
+INSERT_PENDING_JUDGMENTS = """
+INSERT INTO judgments (run_id, dataset, instance_id, model, judge, raw_output, rationale,
+                       parse_status, error, latency_ms, prompt_tokens, completion_tokens,
+                       cache_key)
+SELECT p.run_id, p.dataset, p.instance_id, p.model, p.judge, p.raw_output, p.rationale,
+       p.parse_status, p.error, p.latency_ms, p.prompt_tokens, p.completion_tokens, p.cache_key
+FROM pending_judgments p
+WHERE NOT EXISTS (SELECT 1 FROM judgments j
+                  WHERE j.run_id = p.run_id AND j.dataset = p.dataset
+                    AND j.instance_id = p.instance_id AND j.model = p.model)
+"""
+
+# Answers supersede older runs' scores only: a killed run's journal replayed after a newer run
+# of the same judge must not hide the newer answers (runs are ordered by their start).
+SUPERSEDE_PENDING_SCORES = """
+UPDATE scores SET superseded = true
+FROM (SELECT DISTINCT p.dataset, p.instance_id, p.model, p.judge, p.skill, r.started_at
+      FROM pending_scores p JOIN runs r USING (run_id)) b
+WHERE NOT scores.superseded
+  AND scores.dataset = b.dataset AND scores.instance_id = b.instance_id
+  AND scores.model = b.model AND scores.judge = b.judge AND scores.skill = b.skill
+  AND COALESCE((SELECT started_at FROM runs x WHERE x.run_id = scores.run_id), b.started_at)
+      <= b.started_at
+"""
+
+INSERT_PENDING_SCORES = """
+INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id,
+                    superseded)
+SELECT s.dataset, s.instance_id, s.model, s.judge, s.skill, s.score::DOUBLE, j.judgment_id,
+       s.run_id,
+       -- still current: a newer run's score for the same key (left by the update above)
+       EXISTS (SELECT 1 FROM scores x
+               WHERE NOT x.superseded AND x.dataset = s.dataset
+                 AND x.instance_id = s.instance_id AND x.model = s.model
+                 AND x.judge = s.judge AND x.skill = s.skill)
+FROM pending_scores s
+JOIN judgments j ON j.run_id = s.run_id AND j.dataset = s.dataset
+ AND j.instance_id = s.instance_id AND j.model = s.model
+"""
+
+STORED_ITEMS = """
+SELECT dataset, instance_id, model FROM judgments
+WHERE run_id = ? AND parse_status <> 'error'
+"""
 
 
 @dataclass(frozen=True)
@@ -44,14 +125,45 @@ def journal_dir(store: Store) -> Path:
     return store.path.with_name(store.path.name + ".journal")
 
 
+def journal_lock(journal: Path) -> FileLock:
+    """The lock a live run holds on its journal: a sibling ``<run_id>.jsonl.lock`` (filelock locks
+    a file of its own and may truncate or delete it, so never the journal itself). Non-blocking:
+    a held lock means a live run. Not thread-local: the lock belongs to the run, not a thread."""
+    return FileLock(journal.with_name(journal.name + ".lock"), thread_local=False, blocking=False)
+
+
+def _release(lock: FileLock, journal: Path) -> None:
+    """Release; once the journal is gone, delete its lock file too, while still holding it (a
+    prober that opened the old file then sees it unlinked and does not count it as a lock). On
+    Windows the unlink fails while the file is open, and filelock deletes it on release."""
+    try:
+        if not journal.exists():
+            with contextlib.suppress(OSError):
+                Path(lock.lock_file).unlink()
+    finally:
+        lock.release()
+
+
 class Journal:
-    """``<db>.journal/<run_id>.jsonl``, locked while its run is alive."""
+    """``<db>.journal/<run_id>.jsonl``, locked (``<run_id>.jsonl.lock``) while its run is alive;
+    a killed process's lock goes with it, so its journal is then recoverable."""
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.path = journal_dir(store) / f"{run_id}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - lives with the run
-        fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self.lock = journal_lock(self.path)
+        try:
+            self.lock.acquire()
+        except Timeout as e:
+            raise StoreBusyError(
+                f"Judging run {run_id} is being written by another process ({self.path}); "
+                "wait for it or cancel it first."
+            ) from e
+        try:
+            self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - lives with the run
+        except BaseException:
+            self.lock.release()
+            raise
 
     def append(self, rec: CallRecord) -> None:
         """In the kernel at once (a killed process loses nothing); on disk at the next sync."""
@@ -63,9 +175,14 @@ class Journal:
         os.fsync(self.file.fileno())
 
     def close(self, *, remove: bool) -> None:
-        self.file.close()
-        if remove:
-            self.path.unlink(missing_ok=True)
+        """Close and unlock; ``remove`` deletes the journal (and its lock file) as well. A kept
+        journal keeps its lock file until ``recover`` replays it."""
+        try:
+            self.file.close()
+            if remove:
+                self.path.unlink(missing_ok=True)
+        finally:
+            _release(self.lock, self.path)
 
 
 def read_journal(path: Path) -> list[CallRecord]:
@@ -80,14 +197,15 @@ def read_journal(path: Path) -> list[CallRecord]:
 
 
 def is_abandoned(path: Path) -> bool:
-    """True when no live process holds the journal's lock (its run was killed)."""
-    with open(path, "a", encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        fcntl.flock(f, fcntl.LOCK_UN)
-        return True
+    """True when no live process holds the journal's lock (its run was killed or has ended)."""
+    lock = journal_lock(path)
+    try:
+        lock.acquire()
+    except Timeout:
+        # Held, unless its run ended just now and removed the journal along with the lock.
+        return not path.exists()
+    _release(lock, path)
+    return True
 
 
 def write_records(store: Store, records: list[CallRecord]) -> int:
@@ -100,7 +218,7 @@ def write_records(store: Store, records: list[CallRecord]) -> int:
     new = 0
     with store.write() as con:
         for run_id, recs in by_run.items():
-            stored = {tuple(r) for r in con.execute(queries.STORED_ITEMS, [run_id]).fetchall()}
+            stored = {tuple(r) for r in con.execute(STORED_ITEMS, [run_id]).fetchall()}
             fresh = {r.item: r for r in recs if r.item not in stored}  # last answer wins
             if not fresh:
                 continue
@@ -136,11 +254,11 @@ def _insert(con, recs: list[CallRecord]) -> None:
     ).astype({"score": "float64"})
     con.register("pending_judgments", judgments)
     con.register("pending_scores", scores)
-    con.execute(queries.DROP_FAILED_CALLS)
-    con.execute(queries.INSERT_PENDING_JUDGMENTS)
+    con.execute(DROP_FAILED_CALLS)
+    con.execute(INSERT_PENDING_JUDGMENTS)
     if len(scores):
-        con.execute(queries.SUPERSEDE_PENDING_SCORES)
-        con.execute(queries.INSERT_PENDING_SCORES)
+        con.execute(SUPERSEDE_PENDING_SCORES)
+        con.execute(INSERT_PENDING_SCORES)
     con.unregister("pending_judgments")
     con.unregister("pending_scores")
 
@@ -153,20 +271,45 @@ def recover(store: Store) -> int:
         return 0
     recovered = 0
     for path in sorted(folder.glob("*.jsonl")):
-        if not is_abandoned(path):
-            continue  # a live run owns it
-        recovered += write_records(store, read_journal(path))
-        with store.write() as con:
-            con.execute(queries.REFRESH_RUN_COUNTS, [0, None, path.stem])
-            con.execute(queries.MARK_INTERRUPTED, [path.stem])
-        path.unlink()
+        lock = journal_lock(path)
+        try:
+            lock.acquire()  # held while replaying: a concurrent recover skips this journal
+        except Timeout:
+            continue  # a live run (or another recover) owns it
+        try:
+            if path.exists():  # its run may have ended between the glob and the lock
+                recovered += _replay(store, path)
+        finally:
+            _release(lock, path)
+    _drop_orphan_locks(folder)
     return recovered
+
+
+def _replay(store: Store, path: Path) -> int:
+    recovered = write_records(store, read_journal(path))
+    with store.write() as con:
+        con.execute(REFRESH_RUN_COUNTS, [0, None, path.stem])
+        con.execute(MARK_INTERRUPTED, [path.stem])
+    path.unlink()
+    return recovered
+
+
+def _drop_orphan_locks(folder: Path) -> None:
+    """Lock files whose journal is gone (a crash between the two deletions) are removed, so
+    the folder holds nothing but live or recoverable runs. Young ones are left alone: a new run
+    takes its lock just before it creates its journal."""
+    now = time.time()
+    for lock_path in folder.glob("*.jsonl.lock"):
+        journal = lock_path.with_name(lock_path.name.removesuffix(".lock"))
+        with contextlib.suppress(OSError):
+            if not journal.exists() and now - lock_path.stat().st_mtime > ORPHAN_LOCK_AGE_S:
+                is_abandoned(journal)  # takes the free lock and deletes it, journal-less
 
 
 def live_runs(store: Store, judge: str, dataset: str) -> list[str]:
     """Runs of this judge on this dataset that a live process is writing now."""
     with store.read() as con:
-        rows = con.execute(queries.RUNS_IN_PROGRESS).fetchall()
+        rows = con.execute(RUNS_IN_PROGRESS).fetchall()
     folder = journal_dir(store)
     return [
         run_id

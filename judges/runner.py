@@ -14,16 +14,41 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from analysis import queries
-from analysis.errors import FinegrainError, InputError
-from analysis.store import Store
+from analysis.core.errors import FinegrainError, InputError
+from analysis.core.store import Store
 from judges import backends
 from judges.config import JudgeConfig
 from judges.limits import RateLimiter
 from judges.parsing import parse_judgment
 from judges.plan import Call, Plan, Selection, plan_run
 from judges.prices import load_prices, price_of
-from judges.records import CallRecord, Journal, live_runs, recover, write_records
+from judges.records import (
+    REFRESH_RUN_COUNTS,
+    CallRecord,
+    Journal,
+    live_runs,
+    recover,
+    write_records,
+)
+
+START_RUN = """
+INSERT INTO runs (run_id, judge, dataset, source, status, n_items)
+VALUES (?, ?, ?, ?, 'running', ?)
+"""
+
+FINISH_RUN = """
+UPDATE runs SET status = ?, finished_at = current_timestamp WHERE run_id = ?
+"""
+
+JUDGE_ROW = "SELECT kind, backend FROM judges WHERE judge = ?"
+
+UPSERT_RUN_JUDGE = """
+INSERT INTO judges (judge, kind, backend, model, prompt_version, params)
+VALUES (?, 'llm', ?, ?, ?, ?)
+ON CONFLICT (judge) DO UPDATE SET backend = excluded.backend, model = excluded.model,
+    prompt_version = excluded.prompt_version, params = excluded.params
+"""
+
 
 Progress = Callable[["RunSummary"], None]
 
@@ -89,6 +114,7 @@ def run(
     cancel: threading.Event | None = None,
 ) -> RunSummary:
     """Plan and run (blocking). Recovers killed runs first, so a rerun resumes them."""
+    backends.check(config)
     store.ensure()
     recovered = recover(store)
     live = live_runs(store, config.judge, selection.dataset)
@@ -162,7 +188,7 @@ class _Run:
     def _start(self) -> None:
         cfg, sel = self.plan.config, self.plan.selection
         with self.store.write() as con:
-            row = con.execute(queries.JUDGE_ROW, [cfg.judge]).fetchone()
+            row = con.execute(JUDGE_ROW, [cfg.judge]).fetchone()
             if row and (row[0] != "llm" or row[1] not in backends.BACKENDS):
                 raise InputError(
                     "judge name", None, None,
@@ -170,13 +196,12 @@ class _Run:
                     "be replaced. Choose another name.",
                 )  # fmt: skip
             con.execute(
-                queries.UPSERT_RUN_JUDGE,
+                UPSERT_RUN_JUDGE,
                 [cfg.judge, cfg.backend, cfg.model, cfg.prompt_version, cfg.params_json()],
             )
             source = f"judge run on {sel.dataset}"
             con.execute(
-                queries.START_RUN,
-                [self.run_id, cfg.judge, sel.dataset, source, len(self.plan.calls)],
+                START_RUN, [self.run_id, cfg.judge, sel.dataset, source, len(self.plan.calls)]
             )
 
     def _reuse_cached(self) -> None:
@@ -324,8 +349,8 @@ class _Run:
         s = self.summary
         try:
             with self.store.write() as con:
-                con.execute(queries.REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd, self.run_id])
-                con.execute(queries.FINISH_RUN, [status, self.run_id])
+                con.execute(REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd, self.run_id])
+                con.execute(FINISH_RUN, [status, self.run_id])
         except FinegrainError:
             return False
         return True

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis import agreement, agreement_charts, agreement_report, queues
-from analysis.agreement_stats import LABELS, STATISTICS
-from analysis.errors import FinegrainError
+from analysis.charts import agreement as agreement_charts
+from analysis.core.errors import FinegrainError
+from analysis.stats.agreement import LABELS, STATISTICS
+from analysis.views import agreement, agreement_report, queues, scorers
 from pages.common import cached, filters, no_data, plain, show_error, store
 
 f = filters()
@@ -19,7 +20,7 @@ st.caption(
     "filters apply; its Judge does not (choose A and B here)."
 )
 
-choices = cached(agreement.scorer_choices)(f.dataset)
+choices = cached(scorers.scorer_choices)(f.dataset)
 if choices.default_a is None or choices.default_b is None:
     st.info(
         "This dataset needs at least two scorers to compare. Import human labels with "
@@ -53,7 +54,7 @@ level = c3.selectbox(
     "system: over the per-model means. MAE, agreement, κ and α are always over items.",
 )
 skill = c4.selectbox(
-    "Skill", [None, *choices.skills], format_func=agreement.skill_label, key=f"agr_skill::{ds}"
+    "Skill", [None, *choices.skills], format_func=scorers.skill_label, key=f"agr_skill::{ds}"
 )
 by = c5.selectbox("Slice by", agreement.SLICE_FIELDS, key="agr_by")
 if a == b:

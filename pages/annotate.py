@@ -12,8 +12,9 @@ import time
 
 import streamlit as st
 
-from analysis import annotation, samples
-from analysis.errors import FinegrainError
+from analysis.core.errors import FinegrainError
+from analysis.views import annotate as annotation
+from analysis.views import sample_detail
 from pages.common import cached, filters, plain, sample_texts, store
 
 NA = "N/A"
@@ -73,7 +74,7 @@ position = st.number_input(
 )  # fmt: skip
 instance_id, model = prog.items[position - 1]
 answered = prog.answered[position - 1]
-detail = cached(samples.detail)(ds, instance_id, model)
+detail = cached(sample_detail.detail)(ds, instance_id, model)
 rubric = cached(annotation.rubric)(ds, instance_id)
 before = cached(annotation.previous_answer)(name, ds, instance_id, model)
 
@@ -88,7 +89,7 @@ if not blind:
         for view in detail.judges:
             if view.judge != name:
                 st.markdown(f"**{plain(view.judge)}** ({view.kind})")
-                st.text(samples.score_lines(view))
+                st.text(sample_detail.score_lines(view))
 
 item = f"{ds}::{instance_id}::{model}::{name}"
 keys = {s.skill: f"ann::{item}::{s.skill}" for s in rubric}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis import breakdown_charts as charts
-from analysis import breakdowns
+from analysis.charts import breakdowns as charts
+from analysis.views import breakdowns
 from pages.common import cached, filters, no_data
 
 PNG = {"toImageButtonOptions": {"format": "png", "scale": 2}}

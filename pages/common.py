@@ -13,9 +13,9 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from analysis.errors import FinegrainError
-from analysis.filters import Filters
-from analysis.store import Store
+from analysis.core.errors import FinegrainError
+from analysis.core.filters import Filters
+from analysis.core.store import Store
 
 _REGISTRY: dict[str, Callable[..., Any]] = {}
 

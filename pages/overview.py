@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis import charts, overview
-from analysis.errors import FinegrainError
-from analysis.flask_source import DEFAULT_URL, import_flask
-from analysis.taxonomy import ABILITIES
+from analysis.charts import overview as charts
+from analysis.core.errors import FinegrainError
+from analysis.core.taxonomy import ABILITIES
+from analysis.ingest.flask_source import DEFAULT_URL, import_flask
+from analysis.views import overview
 from pages.common import cached, filters, no_data, plain, show_error, store
 
 f = filters()

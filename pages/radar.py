@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from analysis import overview, radar, radar_charts
+from analysis.charts import radar as radar_charts
+from analysis.views import overview, radar
 from pages.common import cached, filters, no_data, plain
 
 PNG = {"toImageButtonOptions": {"format": "png", "scale": 2}}

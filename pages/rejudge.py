@@ -5,17 +5,92 @@ before and after, and the change in agreement with human labels on exactly that 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
 import streamlit as st
 
-from analysis import agreement, rejudge
-from analysis.errors import FinegrainError
+from analysis.core.errors import FinegrainError
+from analysis.views import rejudge, scorers
 from judges import plan as judge_plan
-from judges.config import JudgeConfig
+from judges.config import JudgeConfig, Setting, default, page_settings, value_type
 from judges.jobs import JudgeJob
 from judges.prompts import available_templates
 from judges.runner import RunOptions
 from pages.common import cached, filters, no_data, plain, show_error, store
+
+# The form's session keys are rj_<field>, but for these (kept from before: tests set them).
+KEYS = {"prompt_version": "rj_prompt", "use_reference": "rj_ref"}
+
+
+def _start(name: str, s: Setting) -> Any:
+    """A widget's first value: the backend's variable (the operator's server), nothing for a
+    file, the field's default, or the declaration's suggestion for a field without one."""
+    if s.env:
+        return os.environ.get(s.env, "")
+    if s.widget == "file":
+        return ""  # empty: the field's default (the store's rubric)
+    value = default(name)
+    return s.suggest if value is None else value
+
+
+def _widget(cell: Any, name: str, s: Setting, backend: str | None) -> Any:
+    key = KEYS.get(name, f"rj_{name}")
+    help_ = s.page_help or f"{s.help[:1].upper()}{s.help[1:]}."
+    start = _start(name, s)
+    if s.widget == "choice":
+        return cell.selectbox(s.label, s.choices, key=key, help=help_)
+    if s.widget == "template":
+        return cell.selectbox(s.label, available_templates(), key=key, help=help_)
+    if s.widget == "toggle":
+        return cell.toggle(s.label, value=bool(start), key=key, help=help_)
+    if s.widget == "number":
+        kind, _ = value_type(name)
+        lo, hi, step = (None if b is None else kind(b) for b in (s.min, s.max, s.step))
+        return cell.number_input(s.label, lo, hi, kind(start), step, key=key, help=help_)
+    disabled = s.backend is not None and s.backend != backend
+    return cell.text_input(s.label, value=start or "", key=key, disabled=disabled, help=help_)
+
+
+def _cells(per_row: int = 4) -> Iterator[Any]:
+    while True:
+        yield from st.columns(per_row)
+
+
+def judge_form() -> tuple[dict[str, Any], str]:
+    """One widget per setting a visitor may choose (judges/config.py declares them), and the
+    prompt file that may replace the prompt version. Returns the raw values and that file."""
+    values: dict[str, Any] = {}
+    prompt_file = ""
+    cells = _cells()
+    for fld, s in page_settings():
+        values[fld.name] = _widget(next(cells), fld.name, s, values.get("backend"))
+        if s.widget == "template":
+            prompt_file = next(cells).text_input(
+                "…or a prompt file",
+                key="rj_prompt_file",
+                help="In the store's folder (data/): our JSON template, or FLASK's prompt.jsonl#2",
+            )
+    return values, prompt_file
+
+
+def form_config(values: dict[str, Any], prompt_file: str) -> JudgeConfig:
+    """The visitor's judge: files and model folders only from the store's folder, empty text
+    as unset, another backend's settings dropped; the declaration pins the rest (the key goes
+    only to OpenAI or $OPENAI_BASE_URL)."""
+    backend = values["backend"]
+    values = dict(values, model=rejudge.user_model(store(), backend, values["model"]))
+    values["prompt_version"] = rejudge.user_file(store(), prompt_file) or values["prompt_version"]
+    for fld, s in page_settings():
+        name = fld.name
+        if s.backend is not None and s.backend != backend:
+            del values[name]  # e.g. the server of an OpenAI judge, for a local one
+        elif s.widget == "file":
+            values[name] = rejudge.user_file(store(), values[name]) or default(name)
+        elif value_type(name)[1] and isinstance(values[name], str):
+            values[name] = values[name].strip() or None
+    return JudgeConfig.from_mapping(values, "the Re-judge form", visitor=True)
+
 
 f = filters()
 ds = f.dataset
@@ -45,63 +120,21 @@ if not items:
 st.caption(f"{len(items):,} responses selected.")
 
 with st.container(border=True):
-    c1, c2, c3 = st.columns([2, 3, 3])
-    backend = c1.selectbox("Backend", ["openai", "transformers"], key="rj_backend")
-    model = c2.text_input(
-        "Model",
-        value="gpt-4o-mini",
-        key="rj_model",
-        help="API model name; for transformers a cached hub name or a folder in data/",
-    )
-    base_url = c3.text_input(
-        "Base URL (OpenAI-compatible)",
-        value=os.environ.get("OPENAI_BASE_URL", ""),
-        key="rj_base_url",
-        disabled=backend != "openai",
-        help="Empty: OpenAI itself. vLLM, Ollama, llama.cpp and Azure servers work too.",
-    )
-    c4, c5, c6, c7 = st.columns(4)
-    temperature = c4.number_input("Temperature", 0.0, 2.0, 0.0, 0.1, key="rj_temperature")
-    templates = available_templates()
-    prompt = c5.selectbox("Prompt version", templates, key="rj_prompt")
-    custom_prompt = c6.text_input(
-        "…or a prompt file",
-        key="rj_prompt_file",
-        help="In the store's folder (data/): our JSON template, or FLASK's prompt.jsonl#2",
-    )
-    rubric_file = c7.text_input(
-        "Rubric file (optional)",
-        key="rj_rubric",
-        help="In the store's folder (data/): FLASK's skillset_description.json; empty: ours",
-    )
-    c8, c9, c10, c11 = st.columns(4)
-    use_reference = c8.toggle("Show reference answers", value=True, key="rj_ref")
-    concurrency = c9.number_input("Concurrent calls", 1, 128, 8, key="rj_concurrency")
-    name = c10.text_input("Judge name (optional)", key="rj_name")
-    key_env = "OPENAI_API_KEY"
-    c11.caption(
+    form_values, prompt_file = judge_form()
+    c1, c2 = st.columns([1, 3])
+    concurrency = c1.number_input("Concurrent calls", 1, 128, 8, key="rj_concurrency")
+    key_env = default("api_key_env")
+    c2.caption(
         f"API key: ${key_env} is {'set' if os.environ.get(key_env) else 'not set'}; it is sent "
         "only to OpenAI or $OPENAI_BASE_URL, never to another URL typed here."
     )
 
 try:
-    prompt_file = rejudge.user_file(store(), custom_prompt)
-    rubric_path = rejudge.user_file(store(), rubric_file)
-    model = rejudge.user_model(store(), backend, model)
+    config = form_config(form_values, prompt_file)
 except FinegrainError as e:
     show_error(e)
     st.stop()
-config = JudgeConfig(
-    backend=backend,
-    model=model,
-    prompt_version=prompt_file or prompt,
-    rubric=rubric_path or "store",
-    base_url=base_url.strip() or None,
-    temperature=float(temperature),
-    use_reference=use_reference,
-    name=name.strip() or None,
-    trust_base_url=False,  # the operator's key goes only to $OPENAI_BASE_URL (or OpenAI)
-)
+st.session_state["rj_config"] = config  # what was built from the form (tests compare it)
 selection = judge_plan.Selection(ds, items=items)
 plan = cached(judge_plan.plan_run)(config, selection, concurrency=int(concurrency))
 st.markdown(f"**Estimate for {plain(config.judge)}**")
@@ -143,7 +176,7 @@ if job is not None and job.done:
         st.stop()
     report = "\n".join(f"- {plain(line)}" for line in job.summary.lines())
     (st.warning if job.summary.cancelled else st.success)(report)
-    judges = cached(agreement.scorer_choices)(ds)
+    judges = cached(scorers.scorer_choices)(ds)
     llms = [j for j in judges.options if not j.startswith("kind:") and j != job.config.judge]
     if not llms:
         st.info("No other judge of this dataset to compare with.")

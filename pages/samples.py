@@ -2,7 +2,7 @@
 queue a selection for re-judging or annotation.
 
 Link to a response's detail view with query parameters (other pages: ``st.page_link(
-"pages/samples.py", query_params=analysis.samples.detail_link(dataset, instance_id, model))``):
+"pages/samples.py", query_params=sample_detail.detail_link(dataset, instance_id, model))``):
 
     /samples?dataset=<dataset>&instance=<instance_id>&model=<model>
 
@@ -16,8 +16,8 @@ import dataclasses
 
 import streamlit as st
 
-from analysis import overview, queues, samples
-from analysis.errors import FinegrainError
+from analysis.core.errors import FinegrainError
+from analysis.views import overview, queues, sample_detail, samples
 from pages.common import cached, filters, no_data, plain, sample_texts, show_error, store
 
 f = filters()
@@ -174,14 +174,14 @@ if picked:
         "Show", picked, key="s_show", format_func=lambda k: f"instance {k[0]} · {k[1]}"
     )
     target = (ds, *shown)
-    st.query_params.update(samples.detail_link(*target))  # the URL now links to this response
+    st.query_params.update(sample_detail.detail_link(*target))  # the URL now links to this response
 elif link.get("instance") and link.get("model"):
     target = (link.get("dataset", ds), link["instance"], link["model"])
 else:
     st.info("Select a row to read it here.", icon=":material/touch_app:")
     st.stop()
 
-detail = cached(samples.detail)(*target)
+detail = cached(sample_detail.detail)(*target)
 st.markdown(
     f"**Instance {plain(detail.instance_id)}** · model **{plain(detail.model)}** · dataset "
     f"{plain(detail.dataset)}"
@@ -202,7 +202,7 @@ for start in range(0, len(detail.judges), per_row):
     for col, view in zip(cols, detail.judges[start : start + per_row], strict=False):
         with col.container(border=True):
             st.markdown(f"**{plain(view.judge)}** ({view.kind})")
-            st.text(samples.score_lines(view))
+            st.text(sample_detail.score_lines(view))
             if view.parse_status != "ok":
                 st.caption(f"parse status: {plain(view.parse_status)}")
                 st.text(view.error or "")

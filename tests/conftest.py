@@ -2,40 +2,62 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # no hub downloads in tests, ever
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[1]
 FLASK_DIR = Path(os.environ.get("FINEGRAIN_FLASK_DIR", REPO.parent / "shared" / "flask"))
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
-def require(path: Path, what: str) -> None:
+def missing(what: str, fix: str | None = None) -> NoReturn:
+    """An optional thing a test needs is absent: skip locally, with the reason and the fix, but
+    fail under CI=true, where a skip would hide a broken CI setup. (CI is read at each call, so
+    a test can check both ways.)"""
+    reason = what if fix is None else f"{what}: {fix}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: CI must provide it)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require(path: Path, what: str, fix: str | None = None) -> None:
     """Skip (locally) or fail (under CI=true) when a test resource is absent."""
-    if path.exists():
-        return
-    message = f"{what} not found at {path}"
-    if IN_CI:
-        pytest.fail(f"{message}; CI must provide it")
-    pytest.skip(message)
+    if not path.exists():
+        missing(f"{what} not found at {path}", fix)
+
+
+def require_modules(*names: str, fix: str) -> None:
+    """Skip (locally) or fail (under CI=true) unless every named module imports."""
+    absent = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            absent.append(name)
+    if absent:
+        missing(f"{' and '.join(absent)} not installed", fix)
 
 
 @pytest.fixture(scope="session")
 def flask_dir() -> Path:
-    require(FLASK_DIR / "evaluation_set" / "flask_evaluation.jsonl", "the FLASK data")
+    require(
+        FLASK_DIR / "evaluation_set" / "flask_evaluation.jsonl", "the FLASK data",
+        "put a checkout of the FLASK repository there, or set FINEGRAIN_FLASK_DIR",
+    )  # fmt: skip
     return FLASK_DIR
 
 
 @pytest.fixture(scope="session")
 def flask_db(flask_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with the real FLASK folder imported once per session (copy it to modify)."""
-    from analysis.flask_source import import_flask
-    from analysis.store import Store
+    from analysis.core.store import Store
+    from analysis.ingest.flask_source import import_flask
 
     path = tmp_path_factory.mktemp("flask") / "flask.duckdb"
     import_flask(Store(path), str(flask_dir))
@@ -45,7 +67,7 @@ def flask_db(flask_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def flask_store(flask_db: Path, tmp_path: Path):
     """A private copy of the FLASK store for a test that writes."""
-    from analysis.store import Store
+    from analysis.core.store import Store
 
     path = tmp_path / "store.duckdb"
     shutil.copy(flask_db, path)
@@ -54,7 +76,7 @@ def flask_store(flask_db: Path, tmp_path: Path):
 
 @pytest.fixture
 def empty_store(tmp_path: Path):
-    from analysis.store import Store
+    from analysis.core.store import Store
 
     s = Store(tmp_path / "empty.duckdb")
     s.ensure()
@@ -64,8 +86,8 @@ def empty_store(tmp_path: Path):
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The simulated demo, built once per session (copy it to modify: see ``app_db``)."""
-    from analysis.demo import build_and_write_demo
-    from analysis.store import Store
+    from analysis.core.store import Store
+    from analysis.ingest.demo import build_and_write_demo
 
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     build_and_write_demo(Store(path))

@@ -6,7 +6,7 @@ import json
 import random
 from pathlib import Path
 
-from analysis.flask_files import FULL_FILE, HARD_FILE, OUTPUTS_DIR, REVIEWS_DIR
+from analysis.ingest.flask_files import FULL_FILE, HARD_FILE, OUTPUTS_DIR, REVIEWS_DIR
 
 
 def link_flask(src: Path, dest: Path, *, old_schema: bool = False) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis.store import Store
+from analysis.core.store import Store
 
 TABLES = (
     "meta", "datasets", "skills", "instances", "responses", "judges", "runs", "judgments",

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.batch import (
+from analysis.core.store import Store
+from analysis.core.writer import (
     INSTANCE_COLS,
     JUDGMENT_COLS,
     SCORE_COLS,
@@ -24,7 +25,6 @@ from analysis.batch import (
     RunRecord,
     write_batch,
 )
-from analysis.store import Store
 
 DATASET = "hand"
 JUDGE = "j"

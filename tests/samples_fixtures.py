@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.batch import (
+from analysis.core.store import Store
+from analysis.core.writer import (
     INSTANCE_COLS,
     JUDGMENT_COLS,
     RESPONSE_COLS,
@@ -21,7 +22,6 @@ from analysis.batch import (
     RunRecord,
     write_batch,
 )  # fmt: skip
-from analysis.store import Store
 
 DATASET = "mini"
 MODELS = ["alpha", "beta", "gamma"]

@@ -7,7 +7,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Protocol
 
-from analysis.errors import FinegrainError, NotFoundError
+from analysis.core.errors import FinegrainError, NotFoundError
 from judges.config import JudgeConfig
 
 # name → module path (imported lazily) holding a ``create(config) -> Backend``
@@ -45,9 +45,21 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
 
-def create(config: JudgeConfig) -> Backend:
-    """The backend a judge configuration names; an unknown name lists the known ones."""
+def _module(config: JudgeConfig):
     if config.backend not in BACKENDS:
         known = ", ".join(sorted(BACKENDS))
         raise NotFoundError(f"Unknown judge backend '{config.backend}'. Known backends: {known}.")
-    return importlib.import_module(BACKENDS[config.backend]).create(config)
+    return importlib.import_module(BACKENDS[config.backend])
+
+
+def check(config: JudgeConfig) -> None:
+    """Fail before a run starts (nothing written) when the backend cannot work here: an unknown
+    name, or an extra that is not installed (``MissingExtraError`` names the install command)."""
+    available = getattr(_module(config), "check_available", None)
+    if available is not None:
+        available()
+
+
+def create(config: JudgeConfig) -> Backend:
+    """The backend a judge configuration names; an unknown name lists the known ones."""
+    return _module(config).create(config)

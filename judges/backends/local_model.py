@@ -7,8 +7,15 @@ from __future__ import annotations
 import asyncio
 import time
 
+from analysis.core.errors import MissingExtraError
 from judges.backends import CallError, Completion
 from judges.config import JudgeConfig
+
+# The local judge's packages are an extra: a README install has neither.
+INSTALL_HINT = (
+    "Install them with `pip install -r requirements-local-judge.txt` (in a source checkout) or "
+    '`pip install "finegrain[local-judge]"`, or use the openai backend.'
+)
 
 _PLAIN_TEMPLATE = (  # for models without a chat template
     "{% for m in messages %}{{ m['role'] | capitalize }}: {{ m['content'] }}\n{% endfor %}"
@@ -18,9 +25,7 @@ _PLAIN_TEMPLATE = (  # for models without a chat template
 
 class LocalModelBackend:
     def __init__(self, config: JudgeConfig) -> None:
-        import torch
-        import transformers
-
+        torch, transformers = _import_torch_and_transformers()
         self.config, self.torch = config, torch
         try:
             self.tok = transformers.AutoTokenizer.from_pretrained(
@@ -110,5 +115,23 @@ class LocalModelBackend:
             self.worker.cancel()
 
 
+def _import_torch_and_transformers() -> tuple:
+    """Imported here, when a local judge is first used, so the rest never pays for them."""
+    try:
+        import torch
+        import transformers
+    except ImportError as e:
+        raise MissingExtraError(
+            f"The transformers judge backend needs torch and transformers, which could not be "
+            f"imported ({e}). {INSTALL_HINT}"
+        ) from e
+    return torch, transformers
+
+
 def create(config: JudgeConfig) -> LocalModelBackend:
     return LocalModelBackend(config)
+
+
+def check_available() -> None:
+    """Before a run writes anything: torch and transformers must import (cached afterwards)."""
+    _import_torch_and_transformers()

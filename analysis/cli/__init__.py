@@ -1,0 +1,1 @@
+"""The ``finegrain`` command (also ``python -m analysis``): the same numbers as the pages."""

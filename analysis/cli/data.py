@@ -1,0 +1,168 @@
+"""Commands that fill the store and read numbers from it: demo, import-flask, import-scores,
+agreement. Their heavy modules (pandas, duckdb, scipy) are imported when a command runs."""
+
+from __future__ import annotations
+
+import click
+
+from analysis.cli.common import db_option, open_store, print_report, progress_bar
+
+# analysis.ingest.flask_source.DEFAULT_URL, repeated so that help does not import pandas (a test
+# keeps the two equal).
+FLASK_URL = "https://raw.githubusercontent.com/kaistAI/FLASK/main"
+
+
+@click.command(short_help="(Re)build the simulated demo dataset.")
+@db_option
+@click.option("--seed", type=int, default=20231, show_default=True, help="random seed")
+@click.option("--force", is_flag=True, help="also delete annotations and judging runs on it")
+def demo(db: str | None, seed: int, force: bool) -> None:
+    """(Re)build the simulated demo dataset. Refuses when annotations or judging runs were
+    added to it, unless --force."""
+    from analysis.ingest.demo import build_and_write_demo
+
+    store = open_store(db)
+    report = build_and_write_demo(store, seed=seed, force=force)
+    print_report(report, f"Simulated demo (seed {seed}) written to {store.path}")
+
+
+@click.command(
+    "import-flask",
+    short_help="Import FLASK from a folder or a base URL.",
+    help="Import FLASK from SOURCE: a folder laid out like the kaistAI/FLASK repository, or a "
+    f"base URL (default: {FLASK_URL}).",
+)
+@db_option
+@click.argument("source", default=FLASK_URL, metavar="[SOURCE]")
+def import_flask(db: str | None, source: str) -> None:
+    from analysis.ingest.flask_source import import_flask as run_import
+
+    store = open_store(db)
+    update, close = progress_bar()
+    try:
+        report = run_import(store, source, progress=update)
+    finally:
+        close()
+    print_report(report, f"FLASK imported from {source} into {store.path}")
+
+
+class Scale(click.ParamType):
+    """``MIN-MAX`` (or ``MIN..MAX``) → ``(min, max)`` with min below max."""
+
+    name = "MIN-MAX"
+
+    def convert(self, value: object, param: object, ctx: object) -> tuple[float, float]:
+        if isinstance(value, tuple):
+            return value
+        text = str(value)
+        try:
+            lo, hi = (float(x) for x in text.replace("..", "-").split("-", 1))
+        except ValueError:
+            self.fail(f"expected MIN-MAX such as 1-10, got {text!r}")
+        if lo >= hi:
+            self.fail(f"the scale minimum must be below the maximum: {text}")
+        return lo, hi
+
+
+@click.command("import-scores", short_help="Import long-format scores (CSV, JSONL or Parquet).")
+@db_option
+@click.argument("file")
+@click.option("--judge", help="scorer name for every row (else a 'judge' column)")
+@click.option("--kind", type=click.Choice(["human", "llm"]), help="kind of scorer  [default: llm]")
+@click.option("--dataset", help="dataset name (else a 'dataset' column, else the file name)")
+@click.option("--scale", type=Scale(), help="scale of custom criteria, e.g. 1-10")
+@click.option(
+    "--lenient", is_flag=True, help="skip bad rows, listing each one, instead of stopping"
+)
+def import_scores(
+    db: str | None,
+    file: str,
+    judge: str | None,
+    kind: str | None,
+    dataset: str | None,
+    scale: tuple[float, float] | None,
+    lenient: bool,
+) -> None:
+    """Import long-format scores from FILE (CSV, JSONL or Parquet): one row per instance, model,
+    skill and score."""
+    from analysis.ingest.score_files import import_scores as run_import
+
+    store = open_store(db)
+    report = run_import(
+        store, file, judge=judge, kind=kind, dataset=dataset, scale=scale, lenient=lenient
+    )
+    print_report(report, f"Scores imported from {file} into {store.path}")
+
+
+@click.command(short_help="Agreement between two scorers, or among raters.")
+@db_option
+@click.option("--dataset", required=True)
+@click.option("--a", help="a scorer's name, or kind:human / kind:llm (the kind's mean)")
+@click.option("--b", help="the other scorer or group")
+@click.option("--raters", help="kind:human, kind:llm or NAME,NAME,... (instead of --a/--b)")
+@click.option("--skill", help="one skill or criterion  [default: every skill and overall]")
+@click.option(
+    "--level",
+    type=click.Choice(["pooled", "instance", "system"]),
+    default="pooled",
+    show_default=True,
+    help="what the correlations are computed over",
+)
+@click.option("--by", type=click.Choice(["domain", "difficulty", "model"]), help="slice table")
+@click.option("--json", "as_json", is_flag=True, help="print machine-readable JSON")
+@click.option("--n-boot", type=int, default=1000, show_default=True, help="bootstrap resamples")
+@click.option("--seed", type=int, default=0, show_default=True, help="bootstrap seed")
+def agreement(db: str | None, **kw: object) -> None:
+    """Agreement between two scorers (--a, --b): Spearman, Kendall, Pearson, MAE, exact and
+    within-1 agreement, weighted kappa and Krippendorff's alpha, each with a 95% CI; or
+    Krippendorff's alpha among any number of raters (--raters)."""
+    from analysis.core.errors import InputError
+
+    store = open_store(db)
+    if kw["raters"]:
+        _raters(store, **kw)
+    elif kw["a"] and kw["b"]:
+        _pair(store, **kw)
+    else:
+        raise InputError("command line", None, "--a/--b", "give --a and --b, or --raters")
+
+
+def _raters(store, *, dataset, raters, skill, as_json, n_boot, seed, **_) -> None:
+    import json
+
+    from analysis.core.filters import Filters
+    from analysis.views import agreement_report as report
+    from analysis.views.agreement import rater_agreement
+
+    frame = rater_agreement(store, Filters(dataset), raters, skill, n_boot, seed)
+    if as_json:
+        print(json.dumps(report.raters_to_dict(frame, dataset), indent=2))
+        return
+    print(f"Krippendorff's alpha among {raters} on {dataset} (95% CI, n ratings)")
+    print(report.text_table(frame))
+
+
+def _pair(store, *, dataset, a, b, skill, level, by, as_json, n_boot, seed, **_) -> None:
+    import json
+
+    from analysis.core.filters import Filters
+    from analysis.views import agreement_report as report
+    from analysis.views.agreement import AgreementQuery
+    from analysis.views.agreement import agreement as compute
+
+    result = compute(store, AgreementQuery(Filters(dataset), a, b, level, skill, by, n_boot, seed))
+    if as_json:
+        print(json.dumps(report.to_dict(result), indent=2))
+        return
+    print(f"{result.a.spec} vs {result.b.spec} on {dataset}; correlations {level}; 95% CI")
+    print(report.text_table(result.stats))
+    if not result.slices.empty:
+        slices = result.slices
+        labelled = slices.assign(skill=slices["slice"].astype(str) + " · " + slices["skill"])
+        print(f"\nBy {by} (pooled):")
+        print(report.text_table(labelled))
+    if not result.ceiling.empty:
+        print("\nHuman–human ceiling (Krippendorff's alpha among human raters):")
+        print(report.text_table(result.ceiling))
+    for note in result.notes:
+        print(f"note: {note}")

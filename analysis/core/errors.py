@@ -1,0 +1,66 @@
+"""One small error hierarchy. Every error carries a user-facing title and message.
+
+Driver and SDK errors are wrapped at the boundary (``raise StoreBusyError(...) from e``) so pages
+and the CLI show one paragraph instead of a stack trace.
+"""
+
+from __future__ import annotations
+
+
+class FinegrainError(Exception):
+    """Base class: ``title`` is a few words, ``message`` one paragraph a user can act on."""
+
+    title = "Finegrain error"
+
+    def __init__(self, message: str, *, title: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if title is not None:
+            self.title = title
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputError(FinegrainError):
+    """Bad input: names the file, the line (1-based) and the field, and what was expected."""
+
+    title = "Bad input"
+
+    def __init__(self, file: str, line: int | None, field: str | None, problem: str) -> None:
+        self.file, self.line, self.field, self.problem = file, line, field, problem
+        where = file if line is None else f"{file}, line {line}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {problem}")
+
+
+class StoreBusyError(FinegrainError):
+    """Another process holds the DuckDB file (one writer XOR many readers)."""
+
+    title = "Store busy"
+
+
+class StoreError(FinegrainError):
+    """The store cannot be opened or is not a Finegrain database."""
+
+    title = "Store error"
+
+
+class FetchError(FinegrainError):
+    """A download failed (HTTP error, truncated body, unreachable host)."""
+
+    title = "Download failed"
+
+
+class NotFoundError(FinegrainError):
+    """A named thing (dataset, judge, skill, backend) is unknown; the message lists the known."""
+
+    title = "Not found"
+
+
+class MissingExtraError(FinegrainError):
+    """An optional part of Finegrain is used without its packages installed (an "extra", such as
+    torch and transformers for the local judge); the message names the install command."""
+
+    title = "Optional packages missing"

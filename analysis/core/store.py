@@ -1,0 +1,144 @@
+"""The DuckDB store: one file, short-lived connections, one transaction per write.
+
+DuckDB allows one writing process XOR many read-only ones, and a conflict fails at once. So
+nothing here keeps a connection open: readers open read-only, run, close; writers retry briefly
+(a reader's connection lives milliseconds) and then say clearly who holds the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from analysis.core import schema
+from analysis.core.errors import StoreBusyError, StoreError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def default_db_path() -> Path:
+    """``FINEGRAIN_DB`` if set; else ``data/finegrain.duckdb`` in a checkout (or an editable
+    install); else, for an installed package, the user's data folder (never site-packages)."""
+    env = os.environ.get("FINEGRAIN_DB")
+    if env:
+        return Path(env)
+    if (REPO_ROOT / "app.py").is_file():
+        return REPO_ROOT / "data" / "finegrain.duckdb"
+    return user_data_dir() / "finegrain.duckdb"
+
+
+def user_data_dir() -> Path:
+    """Where an installed Finegrain keeps its store: %LOCALAPPDATA%\\finegrain on Windows,
+    else $XDG_DATA_HOME/finegrain (default ~/.local/share/finegrain)."""
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "finegrain"
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "finegrain"
+
+
+def _is_lock_error(e: Exception) -> bool:
+    text = str(e).lower()
+    if "different configuration" in text:
+        # Same process, other mode: a page reading while a judging thread writes (or back).
+        return True
+    return "lock" in text and ("conflict" in text or "could not set" in text)
+
+
+def _busy(path: Path, e: Exception, writing: bool) -> StoreBusyError:
+    pid = re.search(r"PID (\d+)", str(e))
+    who = f"process {pid.group(1)}" if pid else "another process"
+    if writing:
+        hint = (
+            "DuckDB allows one writer or many readers at a time. If the dashboard is open it "
+            "releases the file between queries, so retry in a moment; otherwise wait for the "
+            "other import or judging run to finish."
+        )
+    else:
+        hint = (
+            "An import or judging run is writing it right now (DuckDB allows one writer or "
+            "many readers). The data will show again when it finishes; rerun the page then."
+        )
+    return StoreBusyError(f"The store {path} is held by {who}. {hint}")
+
+
+class Store:
+    """A Finegrain database file. Cheap to create; holds no connection."""
+
+    def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 5.0) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        self.busy_timeout = busy_timeout
+
+    def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + self.busy_timeout
+        delay = 0.02
+        while True:
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except duckdb.Error as e:
+                if not _is_lock_error(e):
+                    raise StoreError(f"Cannot open the store {self.path}: {e}") from e
+                if time.monotonic() >= deadline:
+                    raise _busy(self.path, e, writing=not read_only) from e
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def ensure(self) -> None:
+        """Create the file and schema if missing (idempotent)."""
+        if self.exists() and self._schema_current():
+            return
+        with self.write() as con:
+            schema.apply(con)
+
+    def _schema_current(self) -> bool:
+        try:
+            with self.read() as cur:
+                return schema.is_current(cur)
+        except (StoreError, duckdb.Error):
+            return False
+
+    @contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection for one query or a few; closed on exit."""
+        if not self.exists():
+            raise StoreError(f"The store {self.path} does not exist yet.")
+        con = self._connect(read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One transaction: committed on success, rolled back on any error."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._connect(read_only=False)
+        try:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+        finally:
+            con.close()
+
+    def version(self) -> tuple[int, int, int, int]:
+        """A cheap token that changes whenever the file is written (cache key for pages)."""
+        out: list[int] = []
+        for p in (self.path, Path(f"{self.path}.wal")):
+            try:
+                st = p.stat()
+                out += [st.st_mtime_ns, st.st_size]
+            except FileNotFoundError:
+                out += [0, 0]
+        return tuple(out)  # type: ignore[return-value]

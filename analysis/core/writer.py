@@ -1,0 +1,311 @@
+"""A batch of parsed records and the one function that writes it: one transaction, idempotent.
+
+Parsers (FLASK files, score files, the demo) are pure and return a ``Batch``; ``write_batch`` is
+the only importer code that touches the store, so every import shares the same rules:
+all-or-nothing, re-importing the same file adds nothing, history is kept (newer runs supersede).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
+
+from analysis.core.errors import InputError
+from analysis.core.schema import UPSERT_SKILL, criterion_row
+from analysis.core.store import Store
+from analysis.core.taxonomy import Criterion
+
+SKILL_SCALE = "SELECT scale_min, scale_max FROM skills WHERE skill = ?"
+
+UPSERT_DATASET = """
+INSERT OR REPLACE INTO datasets (dataset, title, source, simulated, seed, description, imported_at)
+VALUES (?, ?, ?, ?, ?, ?, current_timestamp)
+"""
+
+DELETE_DATASET = [
+    f"DELETE FROM {table} WHERE list_contains(?::VARCHAR[], dataset)"
+    for table in ("scores", "judgments", "runs", "responses", "instances", "datasets")
+]
+
+UPSERT_INSTANCES = """
+INSERT OR REPLACE INTO instances
+SELECT dataset, instance_id, instruction, reference, source_task,
+       difficulty::TINYINT, domains::VARCHAR[], skills::VARCHAR[], flask_hard
+FROM batch_instances
+"""
+
+# Score files mention instances in passing: fill in what is missing; what is stored wins.
+MERGE_INSTANCES = """
+INSERT INTO instances
+SELECT dataset, instance_id, instruction, reference, source_task,
+       difficulty::TINYINT, domains::VARCHAR[], skills::VARCHAR[], flask_hard
+FROM batch_instances
+ON CONFLICT (dataset, instance_id) DO UPDATE SET
+    instruction = COALESCE(instruction, excluded.instruction),
+    reference = COALESCE(reference, excluded.reference),
+    source_task = COALESCE(source_task, excluded.source_task),
+    difficulty = COALESCE(difficulty, excluded.difficulty),
+    domains = CASE WHEN list_has_all(domains, excluded.domains) THEN domains
+                   ELSE list_distinct(list_concat(domains, excluded.domains)) END,
+    skills = CASE WHEN list_has_all(skills, excluded.skills) THEN skills
+                  ELSE list_distinct(list_concat(skills, excluded.skills)) END
+"""
+
+UPSERT_RESPONSES = """
+INSERT OR REPLACE INTO responses
+SELECT dataset, instance_id, model, text, length(text) FROM batch_responses
+"""
+
+MERGE_RESPONSES = """
+INSERT INTO responses
+SELECT dataset, instance_id, model, text, length(text) FROM batch_responses
+ON CONFLICT (dataset, instance_id, model) DO UPDATE SET
+    text = COALESCE(text, excluded.text),
+    length = COALESCE(length, excluded.length)
+"""
+
+UPSERT_JUDGE = """
+INSERT OR REPLACE INTO judges (judge, kind, backend, model, prompt_version, params)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+
+RUN_EXISTS = "SELECT 1 FROM runs WHERE run_id = ? AND status = 'complete'"
+
+INSERT_IMPORT_RUN = """
+INSERT OR REPLACE INTO runs (run_id, judge, dataset, source, started_at, finished_at, status,
+                  n_items, n_ok, n_failed, prompt_tokens, completion_tokens)
+VALUES (?, ?, ?, ?, current_timestamp, current_timestamp, 'complete', ?, ?, ?, ?, ?)
+"""
+
+INSERT_JUDGMENTS = """
+INSERT INTO judgments (run_id, dataset, instance_id, model, judge, raw_output, rationale,
+                       parse_status, error, latency_ms, prompt_tokens, completion_tokens)
+SELECT run_id, dataset, instance_id, model, judge, raw_output, rationale, parse_status, error,
+       latency_ms::DOUBLE, prompt_tokens::INTEGER, completion_tokens::INTEGER
+FROM batch_judgments
+"""
+
+# A newer run replaces the current score of each key it scores; older rows stay as history.
+SUPERSEDE_SCORES = """
+UPDATE scores SET superseded = true
+FROM (SELECT DISTINCT dataset, instance_id, model, judge, skill FROM batch_scores) b
+WHERE NOT scores.superseded
+  AND scores.dataset = b.dataset AND scores.instance_id = b.instance_id
+  AND scores.model = b.model AND scores.judge = b.judge AND scores.skill = b.skill
+"""
+
+INSERT_SCORES = """
+INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id)
+SELECT s.dataset, s.instance_id, s.model, s.judge, s.skill, s.score::DOUBLE, j.judgment_id,
+       s.run_id
+FROM batch_scores s
+LEFT JOIN judgments j
+  ON j.run_id = s.run_id AND j.dataset = s.dataset AND j.instance_id = s.instance_id
+ AND j.model = s.model AND j.judge = s.judge
+"""
+
+
+INSTANCE_COLS = (
+    "dataset instance_id instruction reference source_task difficulty domains skills flask_hard"
+).split()
+RESPONSE_COLS = ["dataset", "instance_id", "model", "text"]
+JUDGMENT_COLS = (
+    "run_id dataset instance_id model judge raw_output rationale "
+    "parse_status error latency_ms prompt_tokens completion_tokens"
+).split()
+SCORE_COLS = ["run_id", "dataset", "instance_id", "model", "judge", "skill", "score"]
+
+
+@dataclass(frozen=True)
+class DatasetRecord:
+    dataset: str
+    title: str
+    source: str
+    simulated: bool = False
+    seed: int | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class JudgeRecord:
+    judge: str
+    kind: Literal["human", "llm"]
+    backend: str = "import"
+    model: str | None = None
+    prompt_version: str | None = None
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    judge: str
+    dataset: str
+    source: str
+    n_items: int = 0
+    n_ok: int = 0
+    n_failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass
+class SkippedRow:
+    file: str
+    line: int
+    field: str | None
+    problem: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}, line {self.line}" + (f", field '{self.field}'" if self.field else "")
+        return f"{where}: {self.problem}"
+
+
+@dataclass
+class ImportReport:
+    """What an import did, for the CLI summary and the page's progress area."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    missing_responses: int = 0
+    parse_failures: int = 0
+    already_imported_runs: int = 0
+    skipped: list[SkippedRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"{k}: {v:,}" for k, v in self.counts.items()]
+        if self.missing_responses:
+            out.append(f"missing responses (reported, not an error): {self.missing_responses:,}")
+        if self.parse_failures:
+            out.append(
+                f"judge outputs that could not be parsed (kept, counted): {self.parse_failures:,}"
+            )
+        if self.already_imported_runs:
+            out.append(f"score files already imported (skipped): {self.already_imported_runs}")
+        out += self.notes
+        if self.skipped:
+            out.append(f"skipped {len(self.skipped)} bad row(s) (--lenient):")
+            out += [f"  {s}" for s in self.skipped]
+        return out
+
+
+def _frame(cols: list[str], rows: list[tuple] | None = None) -> pd.DataFrame:
+    return pd.DataFrame(rows or [], columns=cols)
+
+
+@dataclass
+class Batch:
+    datasets: list[DatasetRecord] = field(default_factory=list)
+    criteria: list[Criterion] = field(default_factory=list)
+    instances: pd.DataFrame = field(default_factory=lambda: _frame(INSTANCE_COLS))
+    responses: pd.DataFrame = field(default_factory=lambda: _frame(RESPONSE_COLS))
+    judges: list[JudgeRecord] = field(default_factory=list)
+    runs: list[RunRecord] = field(default_factory=list)
+    judgments: pd.DataFrame = field(default_factory=lambda: _frame(JUDGMENT_COLS))
+    scores: pd.DataFrame = field(default_factory=lambda: _frame(SCORE_COLS))
+    # "replace": the batch is authoritative for its instances/responses (FLASK files, demo);
+    # "merge": fill in only what is missing (score files that mention instances in passing).
+    mode: Literal["replace", "merge"] = "replace"
+    replace_datasets: bool = False  # drop every row of these datasets first (demo rebuild)
+    report: ImportReport = field(default_factory=ImportReport)
+
+
+def _check_criteria(con, criteria: list[Criterion], source: str) -> None:
+    for c in criteria:
+        row = con.execute(SKILL_SCALE, [c.skill]).fetchone()
+        if row and (row[0], row[1]) != (c.scale_min, c.scale_max):
+            raise InputError(
+                source,
+                None,
+                "scale",
+                f"criterion '{c.skill}' already exists with scale {row[0]:g}-{row[1]:g}; "
+                f"this file declares {c.scale_min:g}-{c.scale_max:g}. Use the existing scale "
+                "or another criterion name.",
+            )
+        if row is None:
+            con.execute(UPSERT_SKILL, criterion_row(c))
+
+
+def write_batch(store: Store, batch: Batch, source: str = "") -> ImportReport:
+    """Write everything in ``batch`` in one transaction; the store is unchanged on any error."""
+    store.ensure()
+    report = batch.report
+    with store.write() as con:
+        names = [d.dataset for d in batch.datasets]
+        if batch.replace_datasets and names:
+            for sql in DELETE_DATASET:
+                con.execute(sql, [names])
+        for d in batch.datasets:
+            con.execute(
+                UPSERT_DATASET, [d.dataset, d.title, d.source, d.simulated, d.seed, d.description]
+            )
+        _check_criteria(con, batch.criteria, source)
+        _write_instances(con, batch)
+        for j in batch.judges:
+            con.execute(
+                UPSERT_JUDGE,
+                [j.judge, j.kind, j.backend, j.model, j.prompt_version, json.dumps(j.params)],
+            )
+        new_runs = _write_runs(con, batch.runs, report)
+        _write_scores(con, batch, new_runs)
+    report.counts.setdefault("instances", len(batch.instances))
+    report.counts.setdefault("responses", len(batch.responses))
+    report.counts.setdefault("scores", len(batch.scores))
+    return report
+
+
+def _write_instances(con, batch: Batch) -> None:
+    inst = batch.instances
+    if len(inst):
+        con.register("batch_instances", inst)
+        sql = UPSERT_INSTANCES if batch.mode == "replace" else MERGE_INSTANCES
+        con.execute(sql)
+        con.unregister("batch_instances")
+    resp = batch.responses
+    if len(resp):
+        con.register("batch_responses", resp)
+        sql = UPSERT_RESPONSES if batch.mode == "replace" else MERGE_RESPONSES
+        con.execute(sql)
+        con.unregister("batch_responses")
+
+
+def _write_runs(con, runs: list[RunRecord], report: ImportReport) -> list[str]:
+    """Insert runs not seen before; a run id already complete means this file was imported."""
+    new: list[str] = []
+    for r in runs:
+        if con.execute(RUN_EXISTS, [r.run_id]).fetchone():
+            report.already_imported_runs += 1
+            continue
+        con.execute(
+            INSERT_IMPORT_RUN,
+            [
+                r.run_id,
+                r.judge,
+                r.dataset,
+                r.source,
+                r.n_items,
+                r.n_ok,
+                r.n_failed,
+                r.prompt_tokens,
+                r.completion_tokens,
+            ],
+        )
+        new.append(r.run_id)
+    return new
+
+
+def _write_scores(con, batch: Batch, new_runs: list[str]) -> None:
+    judgments = batch.judgments[batch.judgments["run_id"].isin(new_runs)]
+    scores = batch.scores[batch.scores["run_id"].isin(new_runs)]
+    if len(judgments):
+        con.register("batch_judgments", judgments)
+        con.execute(INSERT_JUDGMENTS)
+        con.unregister("batch_judgments")
+    if len(scores):
+        con.register("batch_scores", scores)
+        con.execute(SUPERSEDE_SCORES)
+        con.execute(INSERT_SCORES)
+        con.unregister("batch_scores")

@@ -1,0 +1,120 @@
+"""The data of the Re-judge page: which responses to re-judge, and what changed afterwards
+(before/after per sample and skill, and agreement with human labels on exactly that subset)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.core.errors import InputError
+from analysis.core.filters import Filters, filter_sql
+from analysis.core.store import Store
+from analysis.views import queues
+from analysis.views.agreement import OVERALL, AgreementQuery, agreement
+
+# Responses in the sidebar's slice (no judge condition), the "by filters" re-judge selection.
+REJUDGE_CANDIDATES = """
+SELECT s.instance_id, s.model
+FROM responses s JOIN instances i USING (dataset, instance_id)
+WHERE {where} AND s.text IS NOT NULL
+ORDER BY TRY_CAST(s.instance_id AS BIGINT) NULLS LAST, s.instance_id, s.model
+LIMIT ?
+"""
+
+# Latest scores of some scorers (with their kind) on one dataset, for before/after tables.
+SCORES_OF_JUDGES = """
+SELECT s.instance_id, s.model, s.skill, s.judge, s.score, COALESCE(j.kind, 'llm') AS kind
+FROM latest_scores s LEFT JOIN judges j USING (judge)
+WHERE s.dataset = ? AND (list_contains(?::VARCHAR[], s.judge) OR j.kind = 'human')
+"""
+
+
+SOURCES = {"queue": "The re-judge queue", "filters": "The sidebar's filters"}
+HUMANS = "kind:human"
+_KEY = ["instance_id", "model", "skill"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    table: pd.DataFrame  # instance_id, model, skill, before, after, change, human
+    agreement: pd.DataFrame  # judge, statistic, value, ci_low, ci_high, n (vs humans)
+    n_items: int
+    has_humans: bool
+
+
+def selection(
+    store: Store, filters: Filters, source: str, limit: int = 50
+) -> tuple[tuple[str, str], ...]:
+    """(instance_id, model) pairs to re-judge: the queue's, or the first ``limit`` responses
+    in the sidebar's slice."""
+    if source == "queue":
+        return tuple(i.key for i in queues.items(store, queues.REJUDGE, filters.dataset))
+    where, params = filter_sql(replace(filters, judge=None))
+    with store.read() as con:
+        rows = con.execute(REJUDGE_CANDIDATES.format(where=where), [*params, limit])
+        return tuple((i, m) for i, m in rows.fetchall())
+
+
+def user_file(store: Store, text: str) -> str | None:
+    """A prompt or rubric file typed on the page, as ``file:PATH[#id]``. Only files in the
+    store's folder (``data/`` by default): a visitor must not make the server read, and send to
+    a judge, any other file. The command line takes any path."""
+    text = text.strip()
+    if not text:
+        return None
+    path, _, pick = text.partition("#")
+    root = store.path.resolve().parent
+    p = Path(path) if Path(path).is_absolute() else root / path
+    p = p.resolve()
+    if root not in p.parents:
+        raise InputError(text, None, None, f"files named on this page must be in {root}")
+    return f"file:{p}" + (f"#{pick}" if pick else "")
+
+
+def user_model(store: Store, backend: str, text: str) -> str:
+    """A model typed on the page: an API name, a cached hub name, or (local backend) a folder
+    in the store's folder: loading a model runs its files, so not any folder on the server."""
+    text = text.strip()
+    if backend == "transformers" and text and Path(text).expanduser().exists():
+        root = store.path.resolve().parent
+        if root not in Path(text).expanduser().resolve().parents:
+            raise InputError(text, None, None, f"local models named on this page must be in {root}")
+    return text
+
+
+def _scores(store: Store, dataset: str, judges: list[str], items) -> pd.DataFrame:
+    with store.read() as con:
+        rows = con.execute(SCORES_OF_JUDGES, [dataset, judges]).df()
+    keep = pd.MultiIndex.from_tuples(list(items), names=["instance_id", "model"])
+    return rows[pd.MultiIndex.from_frame(rows[["instance_id", "model"]]).isin(keep)]
+
+
+def compare(
+    store: Store, dataset: str, items: tuple[tuple[str, str], ...], before: str, after: str
+) -> Comparison:
+    """Before/after scores of the selection and, where humans labelled it, each judge's
+    agreement with the humans' mean on exactly those items (overall, with 95% CIs)."""
+    rows = _scores(store, dataset, [before, after], items)
+    humans = rows[rows["kind"] == "human"]
+    sides = {
+        "before": rows[rows["judge"] == before].groupby(_KEY)["score"].mean(),
+        "after": rows[rows["judge"] == after].groupby(_KEY)["score"].mean(),
+        "human": humans.groupby(_KEY)["score"].mean(),
+    }
+    table = pd.concat(sides, axis=1).reset_index()
+    table = table[table["before"].notna() | table["after"].notna()]
+    table = table.assign(change=table["after"] - table["before"]).sort_values(_KEY)
+    stats = []
+    if not humans.empty:
+        f = Filters(dataset)
+        for label, judge in (("before", before), ("after", after)):
+            r = agreement(store, AgreementQuery(f, judge, HUMANS, items=tuple(items)))
+            if not r.stats.empty:
+                skills = set(r.stats["skill"])
+                pick = OVERALL if OVERALL in skills else next(iter(skills))  # one skill only
+                stats.append(r.stats[r.stats["skill"] == pick].assign(judge=f"{label}: {judge}"))
+    cols = ["judge", "skill", "statistic", "value", "ci_low", "ci_high", "n"]
+    agree = pd.concat(stats, ignore_index=True)[cols] if stats else pd.DataFrame(columns=cols)
+    return Comparison(table.reset_index(drop=True), agree, len(items), not humans.empty)

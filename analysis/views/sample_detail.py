@@ -1,0 +1,119 @@
+"""Data behind the Samples page's detail view: one response with its instruction, reference,
+and each judge's scores and rationale (the current judgment, else the newest).
+
+Everything returned here is untrusted text from model and judge outputs: pages show it as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analysis.core.errors import NotFoundError
+from analysis.core.store import Store
+
+SAMPLE_INSTANCE = """
+SELECT instruction, reference, source_task, difficulty, domains, skills, flask_hard
+FROM instances WHERE dataset = ? AND instance_id = ?
+"""
+
+
+SAMPLE_RESPONSE = "SELECT text FROM responses WHERE dataset = ? AND instance_id = ? AND model = ?"
+
+
+# Each judge's current judgment of one response: the one its current scores come from, else
+# its newest (a judgment whose output could not be parsed has no scores).
+SAMPLE_JUDGMENTS = """
+WITH cur AS (
+    SELECT judge, max(judgment_id) AS jid FROM latest_scores
+    WHERE dataset = ? AND instance_id = ? AND model = ? GROUP BY judge
+), newest AS (
+    SELECT judge, max(judgment_id) AS jid FROM judgments
+    WHERE dataset = ? AND instance_id = ? AND model = ? GROUP BY judge
+)
+SELECT x.judge, COALESCE(j.kind, 'llm') AS kind, g.rationale, g.raw_output,
+       COALESCE(g.parse_status, 'ok') AS parse_status, g.error, g.created_at
+FROM (SELECT judge, COALESCE(cur.jid, newest.jid) AS jid
+      FROM cur FULL JOIN newest USING (judge)) x
+LEFT JOIN judgments g ON g.judgment_id = x.jid
+LEFT JOIN judges j ON j.judge = x.judge
+ORDER BY (COALESCE(j.kind, 'llm') = 'llm') DESC, x.judge
+"""
+
+
+SAMPLE_SCORES = """
+SELECT judge, skill, score FROM latest_scores
+WHERE dataset = ? AND instance_id = ? AND model = ?
+"""
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    """One judge's current view of one response."""
+
+    judge: str
+    kind: str
+    scores: dict[str, float | None]  # skill -> score (None = N/A), in the instance's order
+    rationale: str | None
+    raw_output: str | None
+    parse_status: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class SampleDetail:
+    dataset: str
+    instance_id: str
+    model: str
+    instruction: str
+    reference: str
+    response: str | None
+    source_task: str | None
+    difficulty: int | None
+    domains: tuple[str, ...]
+    skills: tuple[str, ...]
+    flask_hard: bool
+    judges: tuple[JudgeView, ...] = field(default=())
+
+
+def detail(store: Store, dataset: str, instance_id: str, model: str) -> SampleDetail:
+    """Everything about one response; NotFoundError when it does not exist."""
+    key = [dataset, instance_id, model]
+    with store.read() as con:
+        inst = con.execute(SAMPLE_INSTANCE, [dataset, instance_id]).fetchone()
+        resp = con.execute(SAMPLE_RESPONSE, key).fetchone()
+        judgments = con.execute(SAMPLE_JUDGMENTS, key + key).fetchall()
+        scores = con.execute(SAMPLE_SCORES, key).fetchall()
+    if inst is None or (resp is None and not judgments):
+        raise NotFoundError(
+            f"No response of model '{model}' to instance '{instance_id}' in dataset "
+            f"'{dataset}'. The link may be out of date, or the dataset was rebuilt."
+        )
+    instruction, reference, task, level, domains, skills, hard = inst
+    order = {s: i for i, s in enumerate(skills or ())}
+    by_judge: dict[str, dict[str, float | None]] = {}
+    for judge, skill, score in sorted(scores, key=lambda r: (order.get(r[1], 99), r[1])):
+        by_judge.setdefault(judge, {})[skill] = None if score is None else float(score)
+    views = tuple(
+        JudgeView(j, kind, by_judge.get(j, {}), rationale, raw, status, error)
+        for j, kind, rationale, raw, status, error, _ in judgments
+    )
+    seen = {v.judge for v in views}  # scores without a judgment row (bare score imports)
+    views += tuple(JudgeView(j, "llm", s, None, None, "ok", None)
+                   for j, s in by_judge.items() if j not in seen)  # fmt: skip
+    return SampleDetail(
+        dataset, instance_id, model, instruction or "", reference or "",
+        None if resp is None else resp[0], task, None if level is None else int(level),
+        tuple(domains or ()), tuple(skills or ()), bool(hard), views,
+    )  # fmt: skip
+
+
+def detail_link(dataset: str, instance_id: str, model: str) -> dict[str, str]:
+    """Query parameters that open this response on the Samples page (see pages/samples.py)."""
+    return {"dataset": dataset, "instance": instance_id, "model": model}
+
+
+def score_lines(view: JudgeView) -> str:
+    """A judge's scores as plain text, one 'skill: score' line per skill (N/A spelled out)."""
+    if not view.scores:
+        return "(no scores)"
+    return "\n".join(f"{s}: {'N/A' if v is None else f'{v:g}'}" for s, v in view.scores.items())

@@ -1,0 +1,112 @@
+"""Who can be compared: a scorer is a judge's name or a group ``kind:human`` / ``kind:llm`` (the
+mean of that kind's scorers per item). The pickers' options and defaults, and a spec resolved to
+the judges it stands for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analysis.core.errors import InputError, NotFoundError
+from analysis.core.store import Store
+from analysis.core.taxonomy import SKILLS
+
+# Everyone who scored the dataset (latest scores), LLM judges first, then by how much they scored.
+JUDGES_OF_DATASET = """
+SELECT s.judge, any_value(j.kind) AS kind, count(*) AS n
+FROM latest_scores s LEFT JOIN judges j USING (judge)
+WHERE s.dataset = ?
+GROUP BY s.judge
+ORDER BY (any_value(j.kind) = 'llm') DESC, n DESC, s.judge
+"""
+
+SKILLS_OF_DATASET = "SELECT DISTINCT skill FROM latest_scores WHERE dataset = ?"
+
+
+KINDS = ("human", "llm")
+
+
+@dataclass(frozen=True)
+class Scorer:
+    spec: str  # as the user wrote it: a judge name or kind:human / kind:llm
+    judges: tuple[str, ...]  # the scorers whose mean per item it stands for
+
+
+def scorer_options(store: Store, dataset: str) -> pd.DataFrame:
+    """Scorers of a dataset (judge, kind, n scores), humans and LLMs, for pickers."""
+    with store.read() as con:
+        return con.execute(JUDGES_OF_DATASET, [dataset]).df()
+
+
+@dataclass(frozen=True)
+class ScorerChoices:
+    options: tuple[str, ...]  # groups first (kind:human, kind:llm), then each scorer
+    labels: dict[str, str]
+    default_a: str | None
+    default_b: str | None
+    skills: tuple[str, ...]  # the dataset's skills or criteria, in taxonomy order
+
+
+def scorer_choices(store: Store, dataset: str) -> ScorerChoices:
+    """What the page offers as A and B; by default the first LLM judge against the humans."""
+    known = scorer_options(store, dataset)
+    with store.read() as con:
+        skills = skill_order(s for (s,) in con.execute(SKILLS_OF_DATASET, [dataset]).fetchall())
+    kinds = known["kind"].fillna("llm")
+    groups = [f"kind:{k}" for k in KINDS if (kinds == k).any()]
+    judges = list(known["judge"])
+    labels = {"kind:human": "All humans (mean per item)", "kind:llm": "All LLM judges (mean)"}
+    labels |= {j: f"{j} ({k})" for j, k in zip(judges, kinds, strict=True)}
+    llms = [j for j, k in zip(judges, kinds, strict=True) if k == "llm"]
+    a = llms[0] if llms else (judges[0] if judges else None)
+    humans = [j for j, k in zip(judges, kinds, strict=True) if k == "human"]
+    # All humans, unless A is the only human: then A vs all humans would be A vs itself.
+    b = "kind:human" if humans and humans != [a] else next((j for j in judges if j != a), None)
+    return ScorerChoices(tuple(groups + judges), labels, a, b, tuple(skills))
+
+
+def skill_label(skill: str | None) -> str:
+    if skill is None:
+        return "All skills"
+    return SKILLS[skill].label if skill in SKILLS else skill
+
+
+def resolve(spec: str, known: pd.DataFrame) -> Scorer:
+    """A scorer spec → the judges it stands for; unknown names list what is known."""
+    spec = spec.strip()
+    if spec.startswith("kind:"):
+        kind = spec[5:]
+        if kind not in KINDS:
+            raise InputError(
+                "--a/--b", None, None, f"unknown kind '{kind}'; use kind:human or kind:llm"
+            )
+        judges = tuple(sorted(known.loc[known["kind"].fillna("llm") == kind, "judge"]))
+        if not judges:
+            raise NotFoundError(f"This dataset has no scorer of kind '{kind}'.")
+        return Scorer(spec, judges)
+    if spec not in set(known["judge"]):
+        names = ", ".join(known["judge"]) or "none"
+        raise NotFoundError(
+            f"Unknown scorer '{spec}'. Known scorers of this dataset: {names}; or a group "
+            "kind:human / kind:llm."
+        )
+    return Scorer(spec, (spec,))
+
+
+def apart(a: Scorer, b: Scorer) -> tuple[Scorer, Scorer, list[str]]:
+    """A scorer compared with a group it belongs to is compared with the rest of the group."""
+    if set(a.judges) == set(b.judges):
+        raise InputError("--a/--b", None, None, f"A and B are the same scorers ({a.spec})")
+    shared = set(a.judges) & set(b.judges)
+    if not shared:
+        return a, b, []
+    note = [f"The group excludes {', '.join(sorted(shared))}, the scorer it is compared with."]
+    if len(a.judges) > len(b.judges):
+        return Scorer(a.spec, tuple(j for j in a.judges if j not in shared)), b, note
+    return a, Scorer(b.spec, tuple(j for j in b.judges if j not in shared)), note
+
+
+def skill_order(skills) -> list[str]:
+    order = {s: i for i, s in enumerate(SKILLS)}
+    return sorted(set(skills), key=lambda s: (order.get(s, len(order)), s))
