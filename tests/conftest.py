@@ -16,6 +16,11 @@ REPO = Path(__file__).resolve().parents[1]
 FLASK_DIR = Path(os.environ.get("FINEGRAIN_FLASK_DIR", REPO.parent / "shared" / "flask"))
 
 
+FLASK_FIX = "put a checkout of the FLASK repository there, or set FINEGRAIN_FLASK_DIR"
+# published/ is not in FLASK's repository: the project's shared data folder carries it.
+PUBLISHED_FIX = "copy the shared folder's flask/published there, or set FINEGRAIN_FLASK_DIR"
+
+
 def missing(what: str, fix: str | None = None) -> NoReturn:
     """An optional thing a test needs is absent: skip locally, with the reason and the fix, but
     fail under CI=true, where a skip would hide a broken CI setup. (CI is read at each call, so
@@ -47,8 +52,7 @@ def require_modules(*names: str, fix: str) -> None:
 @pytest.fixture(scope="session")
 def flask_dir() -> Path:
     require(
-        FLASK_DIR / "evaluation_set" / "flask_evaluation.jsonl", "the FLASK data",
-        "put a checkout of the FLASK repository there, or set FINEGRAIN_FLASK_DIR",
+        FLASK_DIR / "evaluation_set" / "flask_evaluation.jsonl", "the FLASK data", FLASK_FIX
     )  # fmt: skip
     return FLASK_DIR
 

@@ -104,3 +104,20 @@ class StreamlitServer:
 def launch_browser(playwright):
     require(CHROMIUM, "Debian chromium (apt-get install -y chromium)")
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+ROW_PX = 35  # glide data grid: header and rows are 35 px high
+
+
+def click_row(page, row: int) -> None:
+    """Tick a row's selection checkbox (the grid is a canvas: click by position)."""
+    box = page.locator("[data-testid='stDataFrame']").first.bounding_box()
+    page.mouse.click(box["x"] + 16, box["y"] + ROW_PX + ROW_PX // 2 + ROW_PX * row)
+
+
+def settled(page) -> None:
+    """Wait until the script run that the last action started has finished."""
+    page.wait_for_timeout(300)  # the run starts a moment after the click
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        timeout=60_000
+    )

@@ -8,8 +8,7 @@ import pytest
 
 from analysis.core.store import Store
 from analysis.ingest.demo import build_and_write_demo
-from tests.browser.test_browser_samples import _click_row, _settled
-from tests.live_app import ARTIFACTS, StreamlitServer, launch_browser
+from tests.live_app import ARTIFACTS, StreamlitServer, click_row, launch_browser, settled
 from tests.openai_server import OpenAIServer
 
 pytestmark = pytest.mark.browser
@@ -27,9 +26,9 @@ def test_select_run_diff(tmp_path, monkeypatch):
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
             page.goto(f"{url}/samples")
             page.get_by_text("responses match").first.wait_for(timeout=120_000)
-            _settled(page)
+            settled(page)
             for row in range(3):
-                _click_row(page, row)
+                click_row(page, row)
                 page.get_by_text(f"{row + 1} selected").wait_for(timeout=30_000)
             page.get_by_role("button", name="Add to re-judge queue").click()
             page.get_by_text("Re-judge these: 3").wait_for(timeout=30_000)
@@ -39,13 +38,13 @@ def test_select_run_diff(tmp_path, monkeypatch):
             model = page.get_by_label("Model", exact=True)
             model.fill("judge-test")
             model.press("Enter")
-            _settled(page)
+            settled(page)
             page.get_by_text("3 calls to make").wait_for(timeout=60_000)
             page.get_by_role("button", name="Run").click()
             page.get_by_role("heading", name="Before and after, per sample and skill").wait_for(
                 timeout=120_000
             )
-            _settled(page)
+            settled(page)
             tables = page.locator("[data-testid='stDataFrame']")
             tables.first.wait_for(timeout=60_000)  # the before/after table is drawn
             assert page.get_by_text("3 scored").first.is_visible()

@@ -12,13 +12,11 @@ import duckdb
 import pytest
 
 from analysis.core.store import Store
-from tests.live_app import ARTIFACTS, StreamlitServer, launch_browser
+from tests.live_app import ARTIFACTS, StreamlitServer, click_row, launch_browser, settled
 from tests.samples_fixtures import DATASET, write_mini
 
 pytestmark = pytest.mark.browser
 from playwright import sync_api  # noqa: E402
-
-ROW_PX = 35  # glide data grid: header and rows are 35 px high
 
 
 def _store(tmp_path: Path) -> tuple[Path, dict]:
@@ -28,20 +26,6 @@ def _store(tmp_path: Path) -> tuple[Path, dict]:
 
 def _search_box(page):
     return page.locator("[data-testid='stTextInput'] input[aria-label='Search']")
-
-
-def _click_row(page, row: int) -> None:
-    """Tick a row's selection checkbox (the grid is a canvas: click by position)."""
-    box = page.locator("[data-testid='stDataFrame']").first.bounding_box()
-    page.mouse.click(box["x"] + 16, box["y"] + ROW_PX + ROW_PX // 2 + ROW_PX * row)
-
-
-def _settled(page) -> None:
-    """Wait until the script run that the last action started has finished."""
-    page.wait_for_timeout(300)  # the run starts a moment after the click
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        timeout=60_000
-    )
 
 
 def _loopback_only(page) -> list[str]:
@@ -69,12 +53,12 @@ def test_search_filter_select_then_annotate_three_and_reload(tmp_path):
         # Filter: the sidebar's model filter, then search.
         page.get_by_text("72 responses match").wait_for(timeout=120_000)
         models = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
-        _settled(page)
+        settled(page)
         models.click()
         page.get_by_role("option", name="beta", exact=True).click()
         page.keyboard.press("Escape")
         page.get_by_text("24 responses match").wait_for(timeout=60_000)
-        _settled(page)
+        settled(page)
         _search_box(page).fill("haystack")
         _search_box(page).press("Enter")
         r = frames["responses"]
@@ -83,7 +67,7 @@ def test_search_filter_select_then_annotate_three_and_reload(tmp_path):
         page.get_by_text(f"{len(want)} responses match").wait_for(timeout=60_000)
         # Select three rows; the detail view shows the first, as text.
         for row in range(3):
-            _click_row(page, row)
+            click_row(page, row)
             page.get_by_text(f"{row + 1} selected").wait_for(timeout=30_000)
         text = r.set_index(["instance_id", "model"]).loc[(want[0], "beta"), "text"]
         page.locator("[data-testid='stText']", has_text=text).first.wait_for(timeout=30_000)
@@ -101,7 +85,7 @@ def test_search_filter_select_then_annotate_three_and_reload(tmp_path):
         page.get_by_text("0 of 3 answered").wait_for(timeout=60_000)
         radios = page.locator("[data-testid='stRadio']")
         radios.first.wait_for()
-        _settled(page)
+        settled(page)
         radios.first.locator("input").first.focus()
         for _skill in range(3):
             page.keyboard.press("ArrowDown")  # from "1" to "2" (selects it)
@@ -112,7 +96,7 @@ def test_search_filter_select_then_annotate_three_and_reload(tmp_path):
         page.get_by_text("1 of 3 answered").wait_for(timeout=60_000)
         for n in (2, 3):
             page.get_by_text(f"Item {n} of 3").wait_for(timeout=60_000)  # the next form is up
-            _settled(page)
+            settled(page)
             for k in range(3):
                 radios.nth(k).get_by_text("N/A" if k == 1 else "4", exact=True).click()
             page.get_by_label("Comment (optional)").fill(f"item {n}")

@@ -12,22 +12,9 @@ import pytest
 
 from analysis.core.errors import StoreBusyError
 from analysis.core.store import Store
+from tests.store_fixtures import hold_store
 
 REPO = Path(__file__).resolve().parents[2]
-
-HOLD = """
-import duckdb, sys, time
-con = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == "ro")
-print("holding", flush=True)
-time.sleep(float(sys.argv[3]))
-"""
-
-
-def _hold(path: Path, mode: str, seconds: float = 30) -> subprocess.Popen:
-    p = subprocess.Popen([sys.executable, "-c", HOLD, str(path), mode, str(seconds)],
-                         stdout=subprocess.PIPE, text=True)  # fmt: skip
-    assert p.stdout.readline().strip() == "holding"
-    return p
 
 
 def test_schema_created_once_and_taxonomy_seeded(tmp_path):
@@ -49,7 +36,7 @@ def test_write_is_one_transaction(empty_store):
 
 
 def test_reader_gets_clear_message_while_a_writer_holds_the_file(empty_store):
-    holder = _hold(empty_store.path, "rw")
+    holder = hold_store(empty_store.path, "rw")
     try:
         store = Store(empty_store.path, busy_timeout=0.3)
         t = time.monotonic()
@@ -64,7 +51,7 @@ def test_reader_gets_clear_message_while_a_writer_holds_the_file(empty_store):
 
 
 def test_cli_write_says_who_holds_the_file(empty_store, tmp_path):
-    holder = _hold(empty_store.path, "ro")
+    holder = hold_store(empty_store.path, "ro")
     try:
         out = subprocess.run(
             [sys.executable, "-m", "analysis", "demo", "--db", str(empty_store.path)],
@@ -80,7 +67,7 @@ def test_cli_write_says_who_holds_the_file(empty_store, tmp_path):
 
 
 def test_writer_waits_for_a_short_reader(empty_store):
-    holder = _hold(empty_store.path, "ro", seconds=0.5)
+    holder = hold_store(empty_store.path, "ro", seconds=0.5)
     try:
         with Store(empty_store.path, busy_timeout=10).write() as con:
             con.execute("INSERT INTO meta VALUES ('k', 'v')")

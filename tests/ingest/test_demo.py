@@ -6,7 +6,6 @@ written out here (not imported from analysis.demo) so the test checks the module
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import krippendorff
@@ -14,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.core.store import REPO_ROOT, Store
+from analysis.core.store import Store
 from analysis.core.writer import Batch, DatasetRecord, write_batch
 from analysis.ingest.demo import (  # fmt: skip
     DEMO_DATASET,
@@ -24,6 +23,7 @@ from analysis.ingest.demo import (  # fmt: skip
     build_demo,
 )
 from analysis.ingest.published import published_agreement, published_means, published_skill_scores
+from tests.conftest import FLASK_DIR, PUBLISHED_FIX, require
 
 SEED = 20231
 SKILL_TARGETS = {
@@ -37,7 +37,7 @@ DOMAIN_TARGETS = {
     "History": 89,
 }  # fmt: skip
 LEVEL_TARGETS = {1: 388, 2: 278, 3: 444, 4: 442, 5: 186}
-SHARED_PUBLISHED = REPO_ROOT.parent / "shared" / "flask" / "published"
+SHARED_PUBLISHED = FLASK_DIR / "published"
 
 
 def _close(actual: int, target: int, rel: float = 0.03) -> bool:
@@ -215,10 +215,7 @@ def test_published_files_match_the_paper() -> None:
     gpt4 = scores.set_index(["subset", "model_id", "skill"])["mean_score"]
     assert gpt4["full", "gpt4", "robustness"] == 4.22
     assert agreement.set_index("skill").loc["correctness", "human_human_alpha"] == 0.73
-    if not SHARED_PUBLISHED.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"{SHARED_PUBLISHED} is missing under CI")
-        pytest.skip(f"the real FLASK figures are not at {SHARED_PUBLISHED}")
+    require(SHARED_PUBLISHED, "the real FLASK figures", PUBLISHED_FIX)
     real = pd.read_csv(SHARED_PUBLISHED / "skill_scores.csv")
     mine = scores.rename(columns={"paper_name": "model"})
     both = real.merge(mine, on=["subset", "model", "skill"], suffixes=("_real", ""))

@@ -139,11 +139,11 @@ def test_load_flask_button_imports_with_progress(db, flask_dir):
 
 
 def test_app_says_clearly_when_an_import_holds_the_file(db):
-    from tests.core.test_store import _hold
+    from tests.store_fixtures import hold_store
 
     _run()  # demo built, store ready
     st.cache_data.clear()
-    holder = _hold(db, "rw")  # a writer (CLI import or judging run) holds the file
+    holder = hold_store(db, "rw")  # a writer (CLI import or judging run) holds the file
     try:
         at = _run()
     finally:

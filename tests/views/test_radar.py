@@ -17,7 +17,7 @@ from analysis.core.store import Store
 from analysis.ingest.demo import build_and_write_demo
 from analysis.ingest.score_files import import_scores
 from analysis.views import cells, radar
-from tests.conftest import FLASK_DIR, require
+from tests.conftest import FLASK_DIR, PUBLISHED_FIX, require
 from tests.page_fixtures import DATASET, JUDGE, long_scores, write_hand
 
 F = Filters(DATASET, JUDGE)
@@ -206,7 +206,7 @@ def test_custom_criteria_use_their_own_axes_and_scales(tmp_path):
 
 def test_published_overlay_equals_the_shared_paper_figures(demo):
     shared = FLASK_DIR / "published" / "skill_scores.csv"
-    require(shared, "the published FLASK figures")
+    require(shared, "the published FLASK figures", PUBLISHED_FIX)
     paper = pd.read_csv(shared)
     names = {"Vicuna-13B": "vicuna_13b", "WizardLM-13B": "wizardlm_13b", "Tulu-65B": "tulu_65b",
              "LLaMA2-Chat-70B": "llama2_chat_70b", "GPT-3.5": "chatgpt", "Bard": "bard",
