@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -52,6 +53,8 @@ class Setting:
     metavar: str = ""
     normalize: Callable[[Any], Any] | None = None  # a typed value → the field's value
     cli: bool = True
+    file: bool = True  # may come from a judge file (someone else may have written it)
+    pattern: str | None = None  # a regular expression the whole value must match
     visitor: bool = True
     visitor_value: Any = FIELD_DEFAULT
 
@@ -62,7 +65,9 @@ class Setting:
 
 def _rubric(value: str) -> str:
     # A rubric is given as a path; the field holds "store" or "file:PATH".
-    return value if value == "store" or value.startswith("file:") else f"file:{value}"
+    if value in ("", "store"):  # an empty --rubric meant the store's rubric before: keep it
+        return "store"
+    return value if value.startswith("file:") else f"file:{value}"
 
 
 def _s(help: str, **kw: Any) -> dict[str, Setting]:
@@ -80,7 +85,8 @@ class JudgeConfig:
             "API model name, or (transformers) a local model folder or a cached hub name",
             label="Model",
             suggest="gpt-4o-mini",
-            page_help="API model name; for transformers a cached hub name or a folder in data/",
+            page_help="API model name; for transformers a cached hub name or a model folder in "
+            "the store's folder",
             metavar="NAME",
         )
     )
@@ -100,8 +106,7 @@ class JudgeConfig:
             "rubric file (FLASK's skillset_description.json), or store: the store's skills",
             label="Rubric file (optional)",
             widget="file",
-            page_help="In the store's folder (data/): FLASK's skillset_description.json; "
-            "empty: ours",
+            page_help="In the store's folder: FLASK's skillset_description.json; empty: ours",
             metavar="FILE",
             normalize=_rubric,
         ),
@@ -143,7 +148,10 @@ class JudgeConfig:
             "the environment variable that holds the API key (never the key itself)",
             backend="openai",
             metavar="VAR",
-            # A visitor naming another variable would have its secret sent to a judge.
+            pattern=r"[A-Za-z_][A-Za-z0-9_]*",
+            # Naming another variable sends its secret to the judge's server: only the operator
+            # chooses it, with the flag; never a visitor, never a judge file someone shared.
+            file=False,
             visitor=False,
         ),
     )
@@ -231,6 +239,10 @@ def declared() -> list[tuple[Field[Any], Setting]]:
     return [(f, f.metadata["setting"]) for f in fields(JudgeConfig)]
 
 
+def declared_setting(name: str) -> Setting:
+    return next(s for f, s in declared() if f.name == name)
+
+
 def operator_settings() -> list[tuple[Field[Any], Setting]]:
     """What the command line and judge files set (everything but where-it-runs fields)."""
     return [(f, s) for f, s in declared() if s.cli]
@@ -313,6 +325,9 @@ def _check_value(name: str, s: Setting, value: Any, source: str) -> Any:
     if not _is(value, kind):
         raise InputError(source, None, name, f"expected {_TYPE_WORDS[kind]}, got {_kind(value)}")
     value = float(value) if kind is float else value
+    if s.pattern and not re.fullmatch(s.pattern, value):
+        # Not echoed: a key pasted where its variable's name belongs must not reach a log.
+        raise InputError(source, None, name, "expected an environment variable's name")
     if s.choices and value not in s.choices:
         raise InputError(
             source, None, name, f"expected one of {', '.join(s.choices)}, got {value!r}"
@@ -358,7 +373,11 @@ def load_judge_file(path: str | Path) -> dict[str, Any]:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise InputError(source, None, None, f"cannot read the judge file: {reason}") from e
     data = _parse(text, source, Path(path).suffix.lower())
-    return check_settings(data, source)
+    settings = check_settings(data, source)
+    for key in settings:
+        if not declared_setting(key).file:
+            raise InputError(source, None, key, "not allowed in a judge file: give it as a flag")
+    return settings
 
 
 def _parse(text: str, source: str, suffix: str) -> object:

@@ -69,7 +69,7 @@ def judge_form() -> tuple[dict[str, Any], str]:
             prompt_file = next(cells).text_input(
                 "…or a prompt file",
                 key="rj_prompt_file",
-                help="In the store's folder (data/): our JSON template, or FLASK's prompt.jsonl#2",
+                help="In the store's folder: our JSON template, or FLASK's prompt.jsonl#2",
             )
     return values, prompt_file
 

@@ -16,14 +16,17 @@ if TYPE_CHECKING:
 
 # The default is computed when a command runs: analysis.core.store imports duckdb.
 db_option = click.option(
-    "--db", metavar="PATH", help="DuckDB file  [default: $FINEGRAIN_DB or data/finegrain.duckdb]"
+    "--db",
+    metavar="PATH",
+    help="DuckDB file  [default: $FINEGRAIN_DB, else data/finegrain.duckdb in a checkout, "
+    "~/.local/share/finegrain/finegrain.duckdb when installed]",
 )
 
 
 def open_store(db: str | None) -> Store:
     from analysis.core.store import Store
 
-    return Store(db)  # None: $FINEGRAIN_DB or data/finegrain.duckdb
+    return Store(db)  # None: core.store.default_db_path()
 
 
 def print_report(report: Any, header: str) -> None:

@@ -86,8 +86,10 @@ def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
     "--config",
     "config_file",
     metavar="FILE",
-    help="judge file (YAML, JSON or TOML) whose keys are the settings below without dashes "
-    "(prompt_version, use_reference, timeout_s …); flags given here win",
+    help="judge file (YAML, JSON or TOML) whose keys are JudgeConfig's field names: backend, "
+    "model, prompt_version, rubric, base_url, temperature, max_tokens, use_reference, "
+    "structured, name, timeout_s, device, batch_size (not api_key_env: a flag only); "
+    "flags given here win",
 )
 @judge_options
 @click.option("--dataset", required=True, help="the dataset whose responses are judged")

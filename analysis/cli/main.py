@@ -23,19 +23,22 @@ INTERRUPTED = (
 
 
 def version() -> str:
-    """The installed distribution's version, else the checkout's pyproject.toml's."""
+    """The running code's version: a checkout's pyproject.toml (a stale install in the same
+    environment must not answer for it), else the installed distribution's."""
+    import tomllib
     from importlib import metadata
 
     try:
+        with open(PACKAGE_PARENT / "pyproject.toml", "rb") as f:
+            project = tomllib.load(f)["project"]
+        if project.get("name") == "finegrain":
+            return project["version"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        pass  # installed: no pyproject.toml beside the package
+    try:
         return metadata.version("finegrain")
     except metadata.PackageNotFoundError:
-        import tomllib
-
-        try:
-            with open(PACKAGE_PARENT / "pyproject.toml", "rb") as f:
-                return tomllib.load(f)["project"]["version"]
-        except (OSError, KeyError, tomllib.TOMLDecodeError):
-            return "unknown"
+        return "unknown"
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -57,9 +60,9 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 )
 def cli() -> None:
     """Finegrain: skill-level evaluation of language models (FLASK). The same numbers as the
-    dashboard's pages, scriptable. Every command takes --db PATH (default: $FINEGRAIN_DB or
-    data/finegrain.duckdb); bad input exits with status 2 and a one-paragraph message, leaving
-    the store unchanged."""
+    dashboard's pages, scriptable. Every command takes --db PATH (default: $FINEGRAIN_DB, else
+    data/finegrain.duckdb in a checkout, ~/.local/share/finegrain when installed); bad input
+    exits with status 2 and a one-paragraph message, leaving the store unchanged."""
 
 
 for _command in (demo, import_flask, import_scores, agreement, judge, serve):

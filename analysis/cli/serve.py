@@ -22,11 +22,20 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 def find_app(package_parent: Path = PACKAGE_PARENT, data_root: Path | None = None) -> Path | None:
     """app.py beside the analysis package, else where ``pip install .`` puts it
     (``share/finegrain`` under the environment's data folder, with pages/); None if neither."""
-    data = Path(sysconfig.get_path("data")) if data_root is None else data_root
-    for app in (package_parent / "app.py", data / "share" / "finegrain" / "app.py"):
+    roots = [data_root] if data_root is not None else _data_roots()
+    for app in [package_parent / "app.py", *(r / "share" / "finegrain" / "app.py" for r in roots)]:
         if app.is_file():
             return app
     return None
+
+
+def _data_roots() -> list[Path]:
+    """The environment's data folder, then the user's (``pip install --user`` puts data there)."""
+    roots = [Path(sysconfig.get_path("data"))]
+    user = f"{os.name}_user"
+    if user in sysconfig.get_scheme_names():
+        roots.append(Path(sysconfig.get_path("data", user)))
+    return roots
 
 
 def streamlit_command(
@@ -63,6 +72,7 @@ def serve(db: str | None, port: int | None, address: str | None, streamlit_args:
             title="Dashboard not found",
         )
     env = dict(os.environ)
+    db = db or env.get("FINEGRAIN_DB")
     if db:
         env["FINEGRAIN_DB"] = str(Path(db).resolve())  # streamlit runs in app.py's folder
     command = streamlit_command(app, port, address, streamlit_args)

@@ -7,7 +7,8 @@ per-instance tables (one matrix product), and every statistic is computed for al
 once from their tables. Data with more than ``MAX_LEVELS`` distinct values (truly continuous
 scores) goes through ``pair_stats_raw``, which works on the pairs themselves.
 
-Formulas (checked against scipy, scikit-learn and krippendorff in tests/test_agreement_stats.py):
+Formulas (checked against scipy, scikit-learn and krippendorff in
+tests/stats/test_agreement_stats.py):
 - Spearman ρ = Pearson r of midranks; Kendall τ-b = (C − D) / √((n0 − n1)(n0 − n2)).
 - Quadratic-weighted κ with the scale's integer categories equals 1 − MSE / (σa² + σb² + (μa −
   μb)²) (population moments), so it extends to real-valued scores unchanged (Lin's CCC).

@@ -79,7 +79,7 @@ def grouped_means(
     """Mean, CI, n (scores), n_instances and n_na per group from per-instance sums.
 
     ``rows`` has the group columns plus ``instance_id``, ``total``, ``n``, ``n_na`` (one row
-    per group × instance), as the SCORE_SUMS queries return.
+    per group × instance), as views.overview's SCORE_SUMS_BY_ABILITY returns.
     """
     out_cols = [*group_cols, "mean", "ci_low", "ci_high", "n", "n_instances", "n_na"]
     if rows.empty:

@@ -24,9 +24,6 @@ FROM datasets d
 ORDER BY d.simulated, d.imported_at DESC
 """
 
-DATASET_NAMES = (
-    "SELECT dataset, simulated, seed, title FROM datasets ORDER BY simulated, imported_at DESC"
-)
 
 MODELS_OF_DATASET = """
 SELECT model FROM (
@@ -74,14 +71,6 @@ WHERE {where}
 GROUP BY ALL
 """
 
-SCORE_SUMS_BY_SKILL = """
-SELECT s.model, s.skill AS grp, s.instance_id,
-       sum(s.score) AS total, count(s.score) AS n, count(*) - count(s.score) AS n_na
-FROM latest_scores s
-JOIN instances i USING (dataset, instance_id)
-WHERE {where}
-GROUP BY ALL
-"""
 
 COUNT_DATASETS = "SELECT count(*) FROM datasets"
 

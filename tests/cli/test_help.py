@@ -51,7 +51,7 @@ def test_top_level_help_lists_every_command_on_one_line():
 def test_every_command_has_db_and_plain_help(command, capsys):
     assert main([command, "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())  # help wraps to the terminal's width
-    assert "--db PATH" in out and "$FINEGRAIN_DB or data/finegrain.duckdb" in out
+    assert "--db PATH" in out and "$FINEGRAIN_DB, else data/finegrain.duckdb in a checkout" in out
     assert "``" not in out
 
 

@@ -1,7 +1,7 @@
 """The simulated demo: FLASK-shaped, deterministic, calibrated on the paper's figures.
 
 Targets below are the real FLASK evaluation set's counts and the paper's Tables 2, 9 and 10,
-written out here (not imported from analysis.demo) so the test checks the module's constants.
+written out here (not imported from analysis.ingest.demo) so the test checks the module's constants.
 """
 
 from __future__ import annotations

@@ -122,3 +122,27 @@ def test_a_visitor_cannot_choose_the_key_or_trust_a_server():
     assert JudgeConfig.from_mapping(page, "judge.yaml").trust_base_url is True
     with pytest.raises(InputError, match="field 'api_key_env'"):
         JudgeConfig.from_mapping(page | {"api_key_env": "AWS_SECRET"}, "the form", visitor=True)
+
+
+def test_a_judge_file_cannot_choose_which_secret_is_sent(tmp_path):
+    """A shared judge file naming another variable would send that secret to its base_url."""
+    path = tmp_path / "judge.yaml"
+    path.write_text("backend: openai\nmodel: m\napi_key_env: GITHUB_TOKEN\n")
+    with pytest.raises(InputError) as info:
+        load_judge_file(path)
+    assert info.value.field == "api_key_env" and "flag" in info.value.problem
+    # From the command line (the operator) it is allowed, as a variable's name only.
+    assert check_settings({"api_key_env": "MY_KEY"}, "flags") == {"api_key_env": "MY_KEY"}
+    with pytest.raises(InputError) as info:
+        check_settings({"api_key_env": "sk-secret value"}, "flags")
+    assert "sk-secret" not in info.value.message  # a pasted key is never echoed
+
+
+@pytest.mark.parametrize("given, stored", [
+    ("", "store"), ("store", "store"), ("r.json", "file:r.json"), ("file:r.json", "file:r.json"),
+])  # fmt: skip
+def test_rubric_values_as_before(given, stored):
+    assert check_settings({"rubric": given}, "flags")["rubric"] == stored
+    assert JudgeConfig("openai", "m", rubric=stored).judge == (
+        "m (openai, flask-v1)" if stored == "store" else "m (openai, flask-v1, rubric r.json)"
+    )

@@ -145,7 +145,8 @@ def test_missing_local_model_says_so(store, tmp_path):
 
 def test_torch_and_transformers_are_imported_only_by_the_local_backend():
     code = (
-        "import sys, analysis.cli, judges.runner, judges.plan, judges.backends.openai_compat\n"
+        "import sys, analysis.cli.main, analysis.cli.judge, judges.runner, judges.plan\n"
+        "import judges.backends.openai_compat\n"
         "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

@@ -140,7 +140,9 @@ def test_an_old_lock_file_without_journal_is_swept_and_a_young_one_kept(store):
 
 
 def test_records_imports_and_locks_without_fcntl(tmp_path):
-    """Windows has no fcntl: the journal must not need it (filelock picks another lock)."""
+    """Windows has no fcntl: judges.records must import and lock without it. (Hiding fcntl
+    gives filelock's soft lock, not the Windows lock it uses there: this checks the import and
+    the lock's life cycle, not Windows' own locking.)"""
     code = f"""
 import sys, warnings
 sys.modules["fcntl"] = None  # importing fcntl now raises ImportError
@@ -152,7 +154,6 @@ j = Journal(store, "r1")
 assert not is_abandoned(j.path)
 j.close(remove=True)
 assert list(journal_dir(store).iterdir()) == [], list(journal_dir(store).iterdir())
-assert "fcntl" not in [m for m, v in sys.modules.items() if v is not None]
 print("ok")
 """
     done = subprocess.run(
