@@ -13,7 +13,7 @@ import streamlit as st
 from analysis.core.errors import FinegrainError
 from analysis.views import rejudge, scorers
 from judges import plan as judge_plan
-from judges.config import JudgeConfig, Setting, default, page_settings, value_type
+from judges.config import Setting, default, page_settings, value_type
 from judges.jobs import JudgeJob
 from judges.prompts import available_templates
 from judges.runner import RunOptions
@@ -74,24 +74,6 @@ def judge_form() -> tuple[dict[str, Any], str]:
     return values, prompt_file
 
 
-def form_config(values: dict[str, Any], prompt_file: str) -> JudgeConfig:
-    """The visitor's judge: files and model folders only from the store's folder, empty text
-    as unset, another backend's settings dropped; the declaration pins the rest (the key goes
-    only to OpenAI or $OPENAI_BASE_URL)."""
-    backend = values["backend"]
-    values = dict(values, model=rejudge.user_model(store(), backend, values["model"]))
-    values["prompt_version"] = rejudge.user_file(store(), prompt_file) or values["prompt_version"]
-    for fld, s in page_settings():
-        name = fld.name
-        if s.backend is not None and s.backend != backend:
-            del values[name]  # e.g. the server of an OpenAI judge, for a local one
-        elif s.widget == "file":
-            values[name] = rejudge.user_file(store(), values[name]) or default(name)
-        elif value_type(name)[1] and isinstance(values[name], str):
-            values[name] = values[name].strip() or None
-    return JudgeConfig.from_mapping(values, "the Re-judge form", visitor=True)
-
-
 f = filters()
 ds = f.dataset
 st.title("Re-judge")
@@ -130,7 +112,7 @@ with st.container(border=True):
     )
 
 try:
-    config = form_config(form_values, prompt_file)
+    config = rejudge.visitor_config(store(), form_values, prompt_file)
 except FinegrainError as e:
     show_error(e)
     st.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -13,6 +14,7 @@ from analysis.core.filters import Filters, filter_sql
 from analysis.core.store import Store
 from analysis.views import queues
 from analysis.views.agreement import OVERALL, AgreementQuery, agreement
+from judges.config import JudgeConfig, default, page_settings, value_type
 
 # Responses in the sidebar's slice (no judge condition), the "by filters" re-judge selection.
 REJUDGE_CANDIDATES = """
@@ -118,3 +120,21 @@ def compare(
     cols = ["judge", "skill", "statistic", "value", "ci_low", "ci_high", "n"]
     agree = pd.concat(stats, ignore_index=True)[cols] if stats else pd.DataFrame(columns=cols)
     return Comparison(table.reset_index(drop=True), agree, len(items), not humans.empty)
+
+
+def visitor_config(store: Store, values: dict[str, Any], prompt_file: str) -> JudgeConfig:
+    """The judge a visitor built on the Re-judge form: files and model folders only from the
+    store's folder, empty text as unset, another backend's settings dropped; the declaration
+    pins the rest (the key goes only to OpenAI or $OPENAI_BASE_URL)."""
+    backend = values["backend"]
+    values = dict(values, model=user_model(store, backend, values["model"]))
+    values["prompt_version"] = user_file(store, prompt_file) or values["prompt_version"]
+    for fld, s in page_settings():
+        name = fld.name
+        if s.backend is not None and s.backend != backend:
+            del values[name]  # e.g. the server of an OpenAI judge, for a local one
+        elif s.widget == "file":
+            values[name] = user_file(store, values[name]) or default(name)
+        elif value_type(name)[1] and isinstance(values[name], str):
+            values[name] = values[name].strip() or None
+    return JudgeConfig.from_mapping(values, "the Re-judge form", visitor=True)
