@@ -69,7 +69,7 @@ CASES = [
         "radar abilities",
         lambda s: radar.radar_data(s, F, "ability"),
         "s.model, k.ability",
-        "JOIN skills k ON k.skill = s.skill",
+        "JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill",
         "",
     ),
     (

@@ -133,13 +133,22 @@ class Plan:
         return self._by_key.get(call.cache_key, [])
 
 
-def load_rubrics(store: Store, config: JudgeConfig) -> dict[str, Rubric]:
-    ours = rubrics_from_store(store)
+def load_rubrics(
+    store: Store, config: JudgeConfig, dataset: str | None = None
+) -> dict[str, Rubric]:
+    ours = rubrics_from_store(store, dataset)
     if config.rubric == "store":
         return ours
     if not config.rubric.startswith("file:"):
         raise InputError("rubric", None, None, "use 'store' or file:PATH")
-    return ours | load_flask_rubrics(config.rubric[5:])
+    theirs = load_flask_rubrics(config.rubric[5:])
+    # FLASK's texts replace the shared 1-5 skills, never a dataset's own criterion of that
+    # name on its own scale (HelpSteer's correctness 0-4).
+    return ours | {
+        s: r
+        for s, r in theirs.items()
+        if s not in ours or (ours[s].scale_min, ours[s].scale_max) == (r.scale_min, r.scale_max)
+    }
 
 
 def _items(store: Store, sel: Selection) -> list[Item]:
@@ -171,7 +180,7 @@ def plan_run(
 ) -> Plan:
     store.ensure()  # a store from an older version gets the judging columns first
     template = load_template(config.prompt_version)
-    rubrics = load_rubrics(store, config)
+    rubrics = load_rubrics(store, config, sel.dataset)
     calls = []
     for item in _items(store, sel):
         messages = build_messages(template, item, rubrics, config.use_reference)

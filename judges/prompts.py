@@ -20,7 +20,13 @@ from analysis.core.taxonomy import normalise_skill
 
 SKILLS_TABLE = """
 SELECT skill, label, ability, display_order, definition, rubric, scale_min, scale_max, custom
-FROM skills ORDER BY display_order, skill
+FROM skills WHERE NOT custom ORDER BY display_order, skill
+"""
+
+# A dataset's criteria: its own, else the shared skills (criteria belong to their dataset).
+DATASET_SKILLS_TABLE = """
+SELECT skill, label, ability, display_order, definition, rubric, scale_min, scale_max, custom
+FROM dataset_skills WHERE dataset = ? ORDER BY display_order, skill
 """
 
 
@@ -139,10 +145,14 @@ def _from_flask_jsonl(path: Path, prompt_id: int) -> PromptTemplate:
     raise InputError(str(path), None, "prompt_id", f"no prompt with prompt_id {prompt_id}")
 
 
-def rubrics_from_store(store: Store) -> dict[str, Rubric]:
-    """Our taxonomy and any custom criteria, with their scales."""
+def rubrics_from_store(store: Store, dataset: str | None = None) -> dict[str, Rubric]:
+    """A dataset's criteria (its own, else our shared taxonomy) with their scales; without a
+    dataset, the shared taxonomy."""
     with store.read() as con:
-        rows = con.execute(SKILLS_TABLE).fetchall()
+        if dataset is None:
+            rows = con.execute(SKILLS_TABLE).fetchall()
+        else:
+            rows = con.execute(DATASET_SKILLS_TABLE, [dataset]).fetchall()
     return {
         skill: Rubric(skill, label, definition or label, tuple(rubric or ()), lo, hi)
         for skill, label, _ab, _o, definition, rubric, lo, hi, _c in rows

@@ -6,10 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.charts import agreement as agreement_charts
+from analysis.charts.common import chart_config
 from analysis.core.errors import FinegrainError
 from analysis.stats.agreement import LABELS, STATISTICS
-from analysis.views import agreement, agreement_report, queues, scorers
-from pages.common import cached, filters, no_data, plain, show_error, store
+from analysis.views import agreement, agreement_report, guidance_work, queues, scorers
+from pages.common import bind, cached, empty_state, filters, plain, show_error, store
+
+PNG = chart_config("agreement")  # the toolbar's PNG download, at twice the resolution
 
 f = filters()
 st.title("Human vs judge")
@@ -21,27 +24,26 @@ st.caption(
 )
 
 choices = cached(scorers.scorer_choices)(f.dataset)
+gap = cached(guidance_work.scorers_gap)(f)  # a missing scorer (stops), or no humans (a note)
+if gap is not None:
+    empty_state(gap, key="scorers")
 if choices.default_a is None or choices.default_b is None:
-    st.info(
-        "This dataset needs at least two scorers to compare. Import human labels with "
-        "`python -m analysis import-scores FILE --kind human`, or annotate on the Annotate page.",
-        icon=":material/info:",
-    )
     st.stop()
 
 ds = f.dataset
 c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 2])
+# Every pick is in the URL (analysis.views.state): a, b, level, skill, by, stat.
+bind("a", f"agr_a::{ds}", choices.options, default=choices.default_a)
+bind("b", f"agr_b::{ds}", choices.options, default=choices.default_b)
+bind("level", "agr_level", agreement.LEVELS, absent=agreement.LEVELS[0])
+bind("skill", f"agr_skill::{ds}", [None, *choices.skills])
+bind("by", "agr_by", agreement.SLICE_FIELDS, absent=agreement.SLICE_FIELDS[0])
 a = c1.selectbox(
-    "A (judge)",
-    choices.options,
-    index=choices.options.index(choices.default_a),
-    format_func=lambda o: choices.labels.get(o, o),
-    key=f"agr_a::{ds}",
+    "A (judge)", choices.options, format_func=lambda o: choices.labels.get(o, o), key=f"agr_a::{ds}"
 )
 b = c2.selectbox(
     "B (reference)",
     choices.options,
-    index=choices.options.index(choices.default_b),
     format_func=lambda o: choices.labels.get(o, o),
     key=f"agr_b::{ds}",
 )
@@ -54,7 +56,7 @@ level = c3.selectbox(
     "system: over the per-model means. MAE, agreement, κ and α are always over items.",
 )
 skill = c4.selectbox(
-    "Skill", [None, *choices.skills], format_func=scorers.skill_label, key=f"agr_skill::{ds}"
+    "Skill", [None, *choices.skills], format_func=choices.skill_label, key=f"agr_skill::{ds}"
 )
 by = c5.selectbox("Slice by", agreement.SLICE_FIELDS, key="agr_by")
 if a == b:
@@ -64,70 +66,84 @@ if a == b:
 q = agreement.AgreementQuery(f, a, b, level, skill, by)
 r = cached(agreement.agreement)(q)
 if r.pairs.empty:
-    no_data(f"{plain(a)} and {plain(b)} have no aligned scores in this slice.")
+    empty_state(cached(guidance_work.aligned_items)(q), key="aligned")
     st.stop()
 for note in r.notes:
     st.caption(f":material/info: {plain(note)}")
 
-focus = skill or agreement.OVERALL
+focus = skill  # None: all criteria
+bind("stat", "agr_stat", STATISTICS, default="alpha_ordinal", absent="alpha_ordinal")
 statistic = st.segmented_control(
-    "Statistic",
-    STATISTICS,
-    default="alpha_ordinal",
-    format_func=lambda s: LABELS[s],
-    key="agr_stat",
+    "Statistic", STATISTICS, format_func=lambda s: LABELS[s], key="agr_stat"
 )
-st.plotly_chart(agreement_charts.agreement_bars(r, statistic or "alpha_ordinal"), key="agr_bars")
+stat = statistic or "alpha_ordinal"
+st.plotly_chart(agreement_charts.agreement_bars(r, stat), key="agr_bars", config=PNG)
 st.caption(
-    "Grey bars: Krippendorff's α among all human raters of the skill (the ceiling a judge can "
-    "be expected to reach); shown for the α statistics when 2+ humans rated the slice."
+    "A against B per skill, then all criteria pooled. When B is the mean of several humans it "
+    "is steadier than any one human, so these bars cannot be set beside agreement between "
+    "single humans: the fair comparison is in *Human ceiling* below."
 )
-st.dataframe(agreement_report.wide_table(r.stats), hide_index=True, key="agr_table")
+st.dataframe(agreement_report.people_wide(r, r.stats), hide_index=True, key="agr_table")
 with st.expander("Exact figures (long format)"):
-    st.dataframe(r.stats, hide_index=True, key="agr_exact")
+    st.dataframe(agreement_report.exact_table(r), hide_index=True, key="agr_exact")
     st.download_button(
         "Download statistics (CSV)",
         agreement_report.stats_csv(r),
         file_name=f"agreement_{ds}.csv",
         mime="text/csv",
+        key="agr_dl_stats",
     )
 
 left, right = st.columns(2)
-left.plotly_chart(agreement_charts.confusion_heatmap(r, focus), key="agr_confusion")
-right.plotly_chart(agreement_charts.agreement_scatter(r, focus), key="agr_scatter")
+left.plotly_chart(agreement_charts.confusion_heatmap(r, focus), key="agr_confusion", config=PNG)
+right.plotly_chart(agreement_charts.agreement_scatter(r, focus), key="agr_scatter", config=PNG)
 
 st.subheader(f"By {by} (pooled)")
 st.dataframe(
-    agreement_report.wide_table(agreement.for_skill(r.slices, focus), "slice"),
+    agreement_report.people_wide(r, agreement.for_skill(r.slices, focus), "slice"),
     hide_index=True,
     key="agr_slices",
 )
 
-cols = st.columns(2)
-with cols[0]:
-    st.subheader("Human–human ceiling")
-    if r.ceiling.empty:
-        st.caption("Needs two or more human raters on the same items in this slice.")
-    else:
-        st.dataframe(agreement_report.wide_table(r.ceiling), hide_index=True, key="agr_ceiling")
-with cols[1]:
-    st.subheader("Rank stability")
-    st.caption("Kendall τ-b between the model rankings A and B produce (per-model means).")
-    st.dataframe(agreement_report.wide_table(r.ranks), hide_index=True, key="agr_ranks")
+st.subheader("Human ceiling (leave-one-out)")
+st.caption(
+    "Does A agree with the humans as well as a human does? Each human is held out in turn and "
+    "compared with the mean of the **other** humans on the items they scored: that is the human "
+    "ceiling (grey). A is compared with that same mean of the other humans on the same items "
+    "(blue). Both face the same reference, so the two can be compared; the difference has a "
+    "paired 95% CI. The held-out pairs of all humans are pooled (an item counts once per human "
+    "who scored it); statistics over items, whatever the correlation level above. Last column: "
+    "Krippendorff's α among the individual humans, the panel's own reliability."
+)
+if r.ceiling.empty:
+    st.caption(
+        "Needs two or more human raters, other than A, who scored the same items as A in "
+        "this slice."
+    )
+else:
+    st.plotly_chart(agreement_charts.ceiling_bars(r, stat), key="agr_ceiling_bars", config=PNG)
+    st.dataframe(agreement_report.ceiling_table(r, stat), hide_index=True, key="agr_ceiling")
+    with st.expander("Every ceiling figure (long format)"):
+        st.dataframe(agreement_report.ceiling_long(r), hide_index=True, key="agr_ceiling_exact")
+        st.download_button(
+            "Download the human ceiling (CSV)",
+            agreement_report.ceiling_csv(r),
+            file_name=f"human_ceiling_{ds}.csv",
+            mime="text/csv",
+            key="agr_dl_ceiling",
+        )
+
+st.subheader("Rank stability")
+st.caption("Kendall τ-b between the model rankings A and B produce (per-model means).")
+st.dataframe(agreement_report.people_wide(r, r.ranks), hide_index=True, key="agr_ranks")
 
 st.subheader("Worst disagreements")
 st.caption("Items ranked by |A − B|; open one to read the instruction, response and rationales.")
 st.dataframe(
-    agreement.worst(r, focus),
+    agreement_report.worst_table(r, focus),
     hide_index=True,
     key="agr_worst",
-    column_order=["link", "abs_diff", "a", "b", "skill", "model", "instance_id", "difficulty"],
-    column_config={
-        "link": st.column_config.LinkColumn("sample", display_text="open"),
-        "abs_diff": st.column_config.NumberColumn("|A − B|", format="%.2f"),
-        "a": st.column_config.NumberColumn("A", format="%.2f"),
-        "b": st.column_config.NumberColumn("B", format="%.2f"),
-    },
+    column_config={"Sample": st.column_config.LinkColumn("Sample", display_text="open")},
 )
 n_queue = st.number_input("How many of the worst", 1, 200, 20, key="agr_queue_n")
 if st.button("Add them to the re-judge queue", icon=":material/playlist_add:", key="agr_queue"):
@@ -146,4 +162,4 @@ st.download_button(
     key="agr_dl_pairs",
 )
 with st.expander("Items per skill (aligned, N/A on one side, scored by one side only)"):
-    st.dataframe(r.counts, hide_index=True, key="agr_counts")
+    st.dataframe(agreement_report.counts_table(r), hide_index=True, key="agr_counts")

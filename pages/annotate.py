@@ -14,8 +14,8 @@ import streamlit as st
 
 from analysis.core.errors import FinegrainError
 from analysis.views import annotate as annotation
-from analysis.views import sample_detail
-from pages.common import cached, filters, plain, sample_texts, store
+from analysis.views import guidance_work, sample_detail
+from pages.common import bind, cached, empty_state, filters, plain, sample_texts, store
 
 NA = "N/A"
 f = filters()
@@ -26,13 +26,10 @@ st.caption(
     "Every answer is saved at once as your scores; saving an item again replaces your answer."
 )
 
-# The name lives in the URL too, so a browser refresh keeps it (session state does not survive).
-if "annotator" not in st.session_state:
-    st.session_state["annotator"] = st.query_params.get("annotator", "")
+# The name lives in the URL, with the dataset, so a refresh resumes (session state is lost).
+bind("annotator", "annotator", default="", valid=lambda v: len(v) <= 60, absent="")
 name = st.text_input("Your name", key="annotator", placeholder="e.g. alice", max_chars=60)
 name = name.strip()
-if name and st.query_params.get("annotator") != name:
-    st.query_params["annotator"] = name
 blind = st.toggle(
     "Blind", value=True, key="ann_blind",
     help="Hide the model's name and every other scorer's scores while you annotate.",
@@ -47,13 +44,8 @@ except FinegrainError as e:
     st.stop()
 
 prog = cached(annotation.progress)(name, ds)
-if prog.total == 0:
-    st.info(
-        "The annotate queue of this dataset is empty. Select responses on the Samples page and "
-        "press **Add to annotate queue**.",
-        icon=":material/playlist_add:",
-    )
-    st.page_link("pages/samples.py", label="Open the Samples page", icon=":material/search:")
+if prog.total == 0:  # fill it from Samples, or with the sidebar's slice here
+    empty_state(cached(guidance_work.annotate_queue)(f, name))
     st.stop()
 
 st.progress(prog.done / prog.total, text=f"{prog.done} of {prog.total} answered")
@@ -88,7 +80,7 @@ if not blind:
     with st.expander("Other scorers"):
         for view in detail.judges:
             if view.judge != name:
-                st.markdown(f"**{plain(view.judge)}** ({view.kind})")
+                st.markdown(f"**{plain(view.judge)}** · {view.kind}")
                 st.text(sample_detail.score_lines(view))
 
 item = f"{ds}::{instance_id}::{model}::{name}"
@@ -100,7 +92,7 @@ st.session_state.setdefault("ann_opened", {}).setdefault(item, time.monotonic())
 def _save() -> None:
     """Runs before the rerun: save, then move to the next unanswered item."""
     chosen = {s: st.session_state.get(k) for s, k in keys.items()}
-    blank = [s for s, v in chosen.items() if v is None]
+    blank = [c.label for c in rubric if chosen[c.skill] is None]  # named as the form shows
     if blank:
         st.session_state["ann_message"] = (
             "error",

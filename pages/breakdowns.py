@@ -6,10 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.charts import breakdowns as charts
-from analysis.views import breakdowns
-from pages.common import cached, filters, no_data
+from analysis.charts.common import chart_config
+from analysis.views import breakdowns, guidance_data
+from pages.common import bind, cached, empty_state, filters
 
-PNG = {"toImageButtonOptions": {"format": "png", "scale": 2}}
+PNG = chart_config("breakdowns")  # the toolbar's PNG download, at twice the resolution
 
 f = filters()
 st.title("Breakdowns")
@@ -18,22 +19,19 @@ st.caption(
     "Each cell shows its mean and n (scores); hover for the 95% CI (instance as the unit). "
     "A cell without scores is left empty, never drawn as 0."
 )
-if not f.judge:
-    no_data("This dataset has no scores yet.")
-    st.stop()
-
-levels = cached(breakdowns.by_difficulty)(f)
-if levels.empty:
-    no_data()
+levels = cached(breakdowns.by_difficulty)(f) if f.judge else None
+if levels is None or levels.empty:  # no scores (yet, or in this slice): say why
+    empty_state(cached(guidance_data.scores)(f))
     st.stop()
 models = sorted(set(levels["model"]))
+bind("model", "bd_model", models)  # in the URL
 model = st.selectbox("Model for the heatmaps and the source-task table", models, key="bd_model")
 
 
-def _csv(table, name: str) -> None:
+def _csv(data: bytes, name: str) -> None:
     st.download_button(
         f"Download CSV ({name})",
-        table.to_csv(index=False),
+        data,
         file_name=f"{name}.csv",
         mime="text/csv",
         key=f"csv_{name}",
@@ -48,7 +46,7 @@ st.caption(
 )
 st.plotly_chart(charts.difficulty_heatmap(levels, model), key="difficulty_heatmap", config=PNG)
 st.plotly_chart(charts.difficulty_lines(levels), key="difficulty_lines", config=PNG)
-_csv(levels, "by_difficulty")
+_csv(breakdowns.table_csv(levels), "by_difficulty")
 
 st.subheader("By domain")
 st.caption(
@@ -58,18 +56,18 @@ st.caption(
 )
 domains = cached(breakdowns.by_domain)(f)
 st.plotly_chart(charts.domain_heatmap(domains, model), key="domain_heatmap", config=PNG)
-_csv(domains, "by_domain")
+_csv(breakdowns.table_csv(domains), "by_domain")
 
 st.subheader("By source task")
 st.caption("All skill scores of an instance pooled; click a column header to sort.")
 tasks = cached(breakdowns.by_source_task)(f)
 st.dataframe(breakdowns.task_table(tasks, model), hide_index=True, key="task_table")
-_csv(tasks, "by_source_task")
+_csv(breakdowns.table_csv(tasks), "by_source_task")
 
 st.subheader("FLASK-Hard vs the full set")
 hard = cached(breakdowns.hard_vs_full)(f)
-if hard.empty:
-    st.info("No instance in this selection is in FLASK-Hard.", icon=":material/info:")
+if hard.empty:  # no FLASK-Hard instance at all, none in the slice, or none scored
+    empty_state(cached(guidance_data.hard_instances)(f), key="hard")
 else:
     st.caption(
         "Per skill and model: mean on the FLASK-Hard instances against the mean on all "
@@ -78,4 +76,4 @@ else:
     )
     st.plotly_chart(charts.hard_chart(hard), key="hard_chart", config=PNG)
     st.dataframe(breakdowns.hard_table(hard), hide_index=True, key="hard_table")
-    _csv(hard, "hard_vs_full")
+    _csv(breakdowns.hard_csv(hard), "hard_vs_full")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.charts import overview as charts
+from analysis.charts.common import chart_config
 from analysis.core.errors import FinegrainError
 from analysis.core.taxonomy import ABILITIES
 from analysis.ingest.flask_source import DEFAULT_URL, import_flask
-from analysis.views import overview
-from pages.common import cached, filters, no_data, plain, show_error, store
+from analysis.views import guidance_data, overview
+from pages.common import bind, cached, empty_state, filters, plain, show_error, store
+
+PNG = chart_config("overview")  # the toolbar's PNG download, at twice the resolution
 
 f = filters()
 st.title("Overview")
@@ -56,44 +59,41 @@ if simulated or "flask" not in set(sets["dataset"]):
 
 st.subheader("Datasets")
 st.dataframe(
-    sets,
+    overview.datasets_table(sets),
     hide_index=True,
-    column_config={
-        "dataset": "dataset",
-        "simulated": st.column_config.CheckboxColumn("simulated"),
-        "imported_at": st.column_config.DatetimeColumn("imported", format="YYYY-MM-DD HH:mm"),
-        "description": st.column_config.TextColumn("description", width="large"),
-    },
+    key="datasets_table",
+    column_config={"Description": st.column_config.TextColumn(width="large")},
 )
 
 st.subheader("Leaderboard")
-if not f.judge:
-    st.info(
-        "This dataset has no scores yet. Import judge or human scores with `python -m analysis "
-        "import-scores FILE`, or FLASK's GPT-4 review files (gpt_review/outputs) with "
-        "import-flask.",
-        icon=":material/info:",
-    )
-    st.stop()
-st.caption(
-    f"Judge **{plain(f.judge or '')}**. Mean over non-N/A skill scores; 95% CI from 1,000 "
-    "bootstrap resamples of instances (not rows); n = scores behind each mean. Overall pools "
-    "all skills (rescaled to 0–1 when the criteria's scales differ)."
-)
-board = cached(overview.leaderboard)(f)
-if board.empty:
-    no_data()
+board = cached(overview.leaderboard)(f) if f.judge else None
+if board is None or board.empty:  # no scores (yet, or in this slice): say why; Coverage follows
+    empty_state(cached(guidance_data.scores)(f), key="leaderboard")
 else:
+    st.caption(
+        f"Judge **{plain(f.judge or '')}**. Mean over non-N/A skill scores; 95% CI from 1,000 "
+        "bootstrap resamples of instances (not rows); n = scores behind each mean. Overall pools "
+        "all skills (rescaled to 0–1 when the criteria's scales differ). Equal means share a rank "
+        "(1, 2, 2, 4); the rank's 95% interval re-ranks the models in every resample. "
+        f"{overview.FEW_MARK} (open marker): CI from fewer than 5 instances, no CI from one."
+    )
     present = set(board["group"])
     groups = [g for g in (overview.OVERALL, overview.OVERALL_01, *ABILITIES) if g in present]
     groups += sorted(present - set(groups))
-    group = st.segmented_control("Rank by", groups, default=groups[0], key="lb_group")
-    st.plotly_chart(charts.leaderboard_chart(board, group or groups[0]), key="leaderboard_chart")
-    st.dataframe(overview.leaderboard_wide(board), hide_index=True, key="leaderboard_table")
+    bind("rank", "lb_group", groups, default=groups[0], absent=groups[0])  # in the URL
+    group = st.segmented_control("Rank by", groups, key="lb_group")
+    st.plotly_chart(
+        charts.leaderboard_chart(board, group or groups[0]), key="leaderboard_chart", config=PNG
+    )
+    st.dataframe(overview.leaderboard_table(board), hide_index=True, key="leaderboard_table")
 
 st.subheader("Coverage")
+st.caption(
+    "What the dataset asks for, from its instances alone (no scores needed): the sidebar's "
+    "domain, difficulty, source-task and FLASK-Hard filters apply; its judge and models do not."
+)
 cov = cached(overview.coverage)(f)
 if cov.empty:
-    no_data("No instances match the current filters.")
+    empty_state(cached(guidance_data.instances)(f), key="coverage")
 else:
-    st.plotly_chart(charts.coverage_heatmap(cov), key="coverage_chart")
+    st.plotly_chart(charts.coverage_heatmap(cov), key="coverage_chart", config=PNG)

@@ -8,11 +8,13 @@ from dataclasses import replace
 import streamlit as st
 
 from analysis.charts import radar as radar_charts
-from analysis.views import overview, radar
-from pages.common import cached, filters, no_data, plain
+from analysis.charts.common import chart_config
+from analysis.views import guidance_data, overview, radar
+from analysis.views.state import ALWAYS
+from pages.common import bind, cached, empty_state, filters, plain
 
-PNG = {"toImageButtonOptions": {"format": "png", "scale": 2}}
-AXIS_KINDS = {"12 skills": "skill", "4 abilities": "ability"}
+PNG = chart_config("radar")  # the toolbar's PNG download, at twice the resolution
+AXIS_KINDS = {"skill": "12 skills", "ability": "4 abilities"}
 
 f = filters()
 st.title("Skill radar")
@@ -22,23 +24,29 @@ st.caption(
     "each axis = the scores behind it. A dataset with its own criteria shows them as the axes, "
     "on their own scale."
 )
-if not f.judge:
-    no_data("This dataset has no scores yet.")
+ranking = cached(radar.model_ranking)(f, cached(overview.filter_options)(f.dataset).models)
+if not ranking.ranked:  # no model has scores from this judge here (or no judge): say why
+    empty_state(cached(guidance_data.scores)(f))
     st.stop()
-
-choices = radar.model_choices(cached(overview.filter_options)(f.dataset).models, f)
 left, mid, right = st.columns([3, 2, 2])
+# keyed by the sidebar's selection: a new selection starts from its own default
+models_key = f"radar_models::{f.dataset}::{','.join(f.models)}"
+bind("radar", models_key, ranking.options, default=ranking.defaults(radar_charts.MAX_OVERLAID),
+     absent=ALWAYS)  # fmt: skip
 picked = left.multiselect(
     "Models on the radar",
-    choices,
-    default=choices[: radar_charts.MAX_OVERLAID],
-    # keyed by the sidebar's selection: a new selection starts from its own default
-    key=f"radar_models::{f.dataset}::{','.join(f.models)}",
-    help="Up to 4 models share one radar; more are drawn as small multiples, one per model.",
+    ranking.options,
+    format_func=ranking.label,
+    key=models_key,
+    help="Up to 4 models share one radar; more are drawn as small multiples, one per model. "
+    "By default the 4 best by Overall (the mean of the judge's scores in this slice); models "
+    "the judge has not scored here are listed last, marked, and never picked by default.",
 )
-kind = mid.segmented_control("Axes", list(AXIS_KINDS), default="12 skills", key="radar_axes")
-by = AXIS_KINDS[kind or "12 skills"]
+bind("axes", "radar_axes", AXIS_KINDS, default="skill", absent="skill")
+kind = mid.segmented_control("Axes", list(AXIS_KINDS), format_func=AXIS_KINDS.get, key="radar_axes")
+by = kind or "skill"
 subset = radar.published_subset(f)
+bind("published", "radar_published", default=False, absent=False)
 show_pub = right.toggle(
     "Published scores (FLASK paper)",
     value=False,
@@ -52,8 +60,8 @@ if not picked:
     st.stop()
 
 data = cached(radar.radar_data)(replace(f, models=tuple(picked)), by)
-if data.empty:
-    no_data()
+if data.empty:  # every picked model lacks this judge's scores here
+    empty_state(guidance_data.unscored_models(f, tuple(picked), ranking.ranked))
     st.stop()
 
 chart_col, table_col = (
@@ -72,11 +80,10 @@ if show_pub and data.published_subset:
     )
 with table_col:
     st.markdown(f"**Mean, 95% CI, n and N/A per {by} × model** · judge {plain(f.judge)}")
-    shown = radar.display_table(data)
-    st.dataframe(shown, hide_index=True, key="radar_table", height=420)
+    st.dataframe(radar.display_table(data, by), hide_index=True, key="radar_table", height=420)
     st.download_button(
         "Download CSV",
-        shown.to_csv(index=False),
+        radar.table_csv(data, by),
         file_name="radar.csv",
         mime="text/csv",
         key="radar_csv",
@@ -88,22 +95,30 @@ if len(picked) < 2:
     st.info("Pick two or more models above to compare them.", icon=":material/info:")
     st.stop()
 ca, cb = st.columns(2)
-a = ca.selectbox("Model A", picked, index=0, key="radar_a")
-b = cb.selectbox("Model B", [m for m in picked if m != a], index=0, key="radar_b")
+ordered = ranking.order(picked)  # best first
+# By default the top two (B: the next best that shares scored instances with A, if they don't)
+top, partner = cached(radar.compare_defaults)(f, tuple(ordered))
+bind("ca", "radar_a", ordered, default=top)
+a = ca.selectbox("Model A", ordered, key="radar_a", format_func=ranking.label)
+others = [m for m in ordered if m != a]
+bind("cb", "radar_b", others, default=partner if a == top and partner in others else others[0])
+b = cb.selectbox("Model B", others, key="radar_b", format_func=ranking.label)
 st.caption(
     "A − B per axis over the instances both models scored (paired): 95% CI from 1,000 paired "
-    "bootstrap resamples of instances; p-values Holm-corrected over the axes shown; filled "
-    "markers are significant at 0.05 after correction."
+    "bootstrap resamples of instances; p from the exact sign-flip test (every swap of A and B "
+    "within instances) when 2–16 instances are shared, else from the bootstrap; none from one "
+    "instance. p-values Holm-corrected over the axes tested; filled markers are significant at "
+    f"0.05 after correction. {radar.FEW_MARK} (crossed marker): CI from fewer than 5 instances."
 )
 diff = cached(radar.compare)(f, a, b, by)
 if diff.empty:
-    no_data("These two models share no scored instances in this selection.")
+    empty_state(cached(guidance_data.compare_overlap)(f, a, b), key="compare")
     st.stop()
 st.plotly_chart(radar_charts.compare_chart(diff, a, b), key="compare_chart", config=PNG)
-st.dataframe(diff, hide_index=True, key="compare_table")
+st.dataframe(radar.compare_table(diff), hide_index=True, key="compare_table")
 st.download_button(
     "Download CSV",
-    diff.to_csv(index=False),
+    radar.compare_csv(diff),
     file_name=f"compare_{a}_{b}.csv",
     mime="text/csv",
     key="compare_csv",

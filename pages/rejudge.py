@@ -11,13 +11,13 @@ from typing import Any
 import streamlit as st
 
 from analysis.core.errors import FinegrainError
-from analysis.views import rejudge, scorers
+from analysis.views import guidance_work, rejudge, scorers
 from judges import plan as judge_plan
 from judges.config import Setting, default, page_settings, value_type
 from judges.jobs import JudgeJob
 from judges.prompts import available_templates
 from judges.runner import RunOptions
-from pages.common import cached, filters, no_data, plain, show_error, store
+from pages.common import bind, cached, empty_state, filters, plain, show_error, store
 
 # The form's session keys are rj_<field>, but for these (kept from before: tests set them).
 KEYS = {"prompt_version": "rj_prompt", "use_reference": "rj_ref"}
@@ -83,6 +83,7 @@ st.caption(
     "finished later without paying twice. API keys come from the environment only."
 )
 
+bind("source", f"rj_source::{ds}", rejudge.SOURCES)  # in the URL, like the limit below
 source = st.radio(
     "What to re-judge",
     list(rejudge.SOURCES),
@@ -90,14 +91,13 @@ source = st.radio(
     horizontal=True,
     key=f"rj_source::{ds}",
 )
-limit = (
-    st.number_input("At most (by filters)", 1, 5000, 50, key="rj_limit")
-    if source == "filters"
-    else 0
-)
+limit = 0
+if source == "filters":
+    bind("limit", "rj_limit", default=50, valid=lambda n: 1 <= n <= 5000, absent=50)
+    limit = st.number_input("At most (by filters)", 1, 5000, key="rj_limit")
 items = cached(rejudge.selection)(f, source, int(limit or 50))
-if not items:
-    no_data("Nothing to re-judge: add responses to the re-judge queue on the Samples page.")
+if not items:  # an empty queue (fill it, or use the filters), or an empty slice
+    empty_state(cached(guidance_work.rejudge_selection)(f, source))
     st.stop()
 st.caption(f"{len(items):,} responses selected.")
 
@@ -148,6 +148,8 @@ def _progress() -> None:
         return
     if st.session_state.get("rj_shown") != id(j):
         st.session_state["rj_shown"] = id(j)
+        if j.error is None:  # the sidebar shows this judge's scores on every page (app.py)
+            st.session_state["judged"] = (j.selection.dataset, j.config.judge)
         st.rerun()  # the whole page, to show the results below
 
 
@@ -167,18 +169,12 @@ if job is not None and job.done:
     result = cached(rejudge.compare)(ds, job.selection.items, before, job.config.judge)
     st.subheader("Before and after, per sample and skill")
     st.dataframe(
-        result.table,
+        rejudge.before_after_table(result, before, job.config.judge),
         hide_index=True,
         key="rj_table",
-        column_config={
-            "before": st.column_config.NumberColumn(f"before ({before})", format="%.2f"),
-            "after": st.column_config.NumberColumn(f"after ({job.config.judge})", format="%.2f"),
-            "change": st.column_config.NumberColumn("change", format="%+.2f"),
-            "human": st.column_config.NumberColumn("humans (mean)", format="%.2f"),
-        },
     )
     st.subheader("Agreement with human labels on exactly this selection")
     if result.has_humans and not result.agreement.empty:
-        st.dataframe(result.agreement, hide_index=True, key="rj_agreement")
+        st.dataframe(rejudge.agreement_table(result), hide_index=True, key="rj_agreement")
     else:
         st.caption("No human labels on these responses: annotate them on the Annotate page.")

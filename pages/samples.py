@@ -6,6 +6,8 @@ Link to a response's detail view with query parameters (other pages: ``st.page_l
 
     /samples?dataset=<dataset>&instance=<instance_id>&model=<model>
 
+The search (q, in, skill, sort) and the response shown are in the URL too (analysis.views.state).
+
 Model and judge text is untrusted: it is shown with st.text (no markdown, no HTML) and in
 dataframes; names in markdown go through ``plain``.
 """
@@ -17,8 +19,19 @@ import dataclasses
 import streamlit as st
 
 from analysis.core.errors import FinegrainError
-from analysis.views import overview, queues, sample_detail, samples
-from pages.common import cached, filters, no_data, plain, sample_texts, show_error, store
+from analysis.views import guidance_data, overview, queues, sample_detail, samples
+from pages.common import (
+    bind,
+    cached,
+    empty_state,
+    filters,
+    plain,
+    sample_texts,
+    show_error,
+    store,
+    url_link,
+    url_put,
+)
 
 f = filters()
 ALL_SKILLS = "(all of the response's skills)"
@@ -28,30 +41,34 @@ st.caption(
     "shown). Search is a literal, case-insensitive match; select rows to read them or queue them."
 )
 
-# A link to another dataset's response selects that dataset in the sidebar, once.
-link = st.query_params.to_dict()
-if link.get("dataset", f.dataset) != f.dataset and st.session_state.get("s_link") != link:
-    st.session_state["s_link"] = link
-    st.session_state["next_dataset"] = link["dataset"]  # app.py applies it on the rerun
-    st.rerun()
-
 opts = cached(overview.filter_options)(f.dataset)
 skills = cached(samples.dataset_skills)(f.dataset)
 ds = f.dataset
+# The response in the detail view, per dataset: a link's (app.py has already selected the link's
+# dataset), then the row last shown. A dataset switch shows that dataset's own (or none).
+DETAIL = f"s_detail::{ds}"
+link_instance, link_model = url_link("instance"), url_link("model")
+if link_instance and link_model:
+    st.session_state[DETAIL] = (link_instance[-1], link_model[-1])
 
 # ---------------------------------------------------------------- the query
 c1, c2 = st.columns([3, 2])
+bind("q", f"s_text::{ds}", default="", absent="")
 text = c1.text_input(
     "Search", key=f"s_text::{ds}", placeholder="a word or phrase in the instruction, "
     "reference answer or response"
 )  # fmt: skip
+bind("in", f"s_fields::{ds}", samples.SEARCH_FIELDS, default=list(samples.SEARCH_FIELDS),
+     absent=list(samples.SEARCH_FIELDS))  # fmt: skip
 fields = c2.pills(
-    "Search in", samples.SEARCH_FIELDS, selection_mode="multi",
-    default=list(samples.SEARCH_FIELDS), key=f"s_fields::{ds}",
+    "Search in", samples.SEARCH_FIELDS, selection_mode="multi", key=f"s_fields::{ds}",
 )  # fmt: skip
 c1, c2, c3 = st.columns(3)
+skill_options = [ALL_SKILLS, *skills["skill"].tolist()]
+bind("skill", f"s_skill::{ds}", skill_options, default=ALL_SKILLS, absent=ALL_SKILLS)
+bind("sort", f"s_sort::{ds}", samples.SORTS, absent=next(iter(samples.SORTS)))
 skill = c1.selectbox(
-    "Skill", [ALL_SKILLS, *skills["skill"].tolist()], key=f"s_skill::{ds}",
+    "Skill", skill_options, key=f"s_skill::{ds}",
     help="Which scores the judge columns, ranges and disagreement use.",
 )  # fmt: skip
 skill = None if skill == ALL_SKILLS else skill
@@ -102,8 +119,8 @@ if page_no > result.pages:  # the data shrank under this page number
     st.rerun()
 
 # ---------------------------------------------------------------- the table
-if result.total == 0:
-    no_data("No responses match the search and filters.")
+if result.total == 0:  # which of the search, ranges, threshold and filters to relax
+    empty_state(cached(guidance_data.samples_search)(query))
 else:
     st.caption(
         f"{result.total:,} {'response matches' if result.total == 1 else 'responses match'} · "
@@ -111,19 +128,11 @@ else:
         f"{result.page_size} per page. Judge columns: mean score over "
         f"{'the skill' if skill else 'the response skills'} (blank: not scored or N/A)."
     )
-config = {
-    "instance_id": "instance", "model": "model", "difficulty": "level",
-    "source_task": "source task", "flask_hard": st.column_config.CheckboxColumn("hard"),
-    "instruction": st.column_config.TextColumn("instruction", width="medium"),
-    "response": st.column_config.TextColumn("response", width="medium"),
-    "length": st.column_config.NumberColumn("chars"),
-    "disagreement": st.column_config.NumberColumn("disagreement", format="%.1f"),
-    **{samples.judge_column(j): st.column_config.NumberColumn(j, format="%.2f")
-       for j in result.judges},
-}  # fmt: skip
 event = st.dataframe(
-    result.rows, key="samples_table", on_select="rerun", selection_mode="multi-row",
-    hide_index=True, column_config=config,
+    samples.display_rows(result), key="samples_table", on_select="rerun",
+    selection_mode="multi-row", hide_index=True,
+    column_config={c: st.column_config.TextColumn(width="medium")
+                   for c in ("Instruction", "Response")},
 )  # fmt: skip
 picked = samples.keys_at(result, list(event.selection.rows))
 st.number_input("Page", min_value=1, max_value=result.pages, key="s_page")
@@ -163,7 +172,7 @@ with st.expander(
     st.page_link("pages/annotate.py", label="Open the Annotate page", icon=":material/edit:")
     for q, title in queues.QUEUE_TITLES.items():
         st.markdown(f"**{title}**")
-        st.dataframe(cached(queues.table)(q, ds), hide_index=True, key=f"q_table::{q}")
+        st.dataframe(cached(queues.display_table)(q, ds), hide_index=True, key=f"q_table::{q}")
         st.button(f"Clear '{title}'", key=f"clear::{q}", disabled=not counts.get(q),
                   on_click=_queue, args=("clear", q))  # fmt: skip
 
@@ -173,24 +182,20 @@ if picked:
     shown = st.selectbox(
         "Show", picked, key="s_show", format_func=lambda k: f"instance {k[0]} · {k[1]}"
     )
-    target = (ds, *shown)
-    st.query_params.update(sample_detail.detail_link(*target))  # the URL now links to this response
-elif link.get("instance") and link.get("model"):
-    target = (link.get("dataset", ds), link["instance"], link["model"])
-else:
+    st.session_state[DETAIL] = tuple(shown)
+shown = st.session_state.get(DETAIL)
+url_put("instance", shown and shown[0])  # the URL links to the response shown
+url_put("model", shown and shown[1])
+if shown is None:
     st.info("Select a row to read it here.", icon=":material/touch_app:")
     st.stop()
 
-detail = cached(sample_detail.detail)(*target)
+detail = cached(sample_detail.detail)(ds, *shown)
 st.markdown(
     f"**Instance {plain(detail.instance_id)}** · model **{plain(detail.model)}** · dataset "
     f"{plain(detail.dataset)}"
 )
-st.caption(
-    f"level {detail.difficulty or 'unlabeled'} · task {plain(detail.source_task or '–')} · "
-    f"domains {plain(', '.join(detail.domains) or '–')} · skills "
-    f"{plain(', '.join(detail.skills))}{' · FLASK-Hard' if detail.flask_hard else ''}"
-)
+st.caption(plain(sample_detail.facts(detail)))
 sample_texts(detail, "d")
 
 st.markdown("**Judges**")
@@ -201,7 +206,7 @@ for start in range(0, len(detail.judges), per_row):
     cols = st.columns(per_row)
     for col, view in zip(cols, detail.judges[start : start + per_row], strict=False):
         with col.container(border=True):
-            st.markdown(f"**{plain(view.judge)}** ({view.kind})")
+            st.markdown(f"**{plain(view.judge)}** · {view.kind}")
             st.text(sample_detail.score_lines(view))
             if view.parse_status != "ok":
                 st.caption(f"parse status: {plain(view.parse_status)}")

@@ -8,8 +8,8 @@ from pathlib import Path
 from analysis.core.store import Store
 
 TABLES = (
-    "meta", "datasets", "skills", "instances", "responses", "judges", "runs", "judgments",
-    "scores",
+    "meta", "datasets", "skills", "criteria", "instances", "responses", "judges", "runs",
+    "judgments", "scores",
 )  # fmt: skip
 SKILL_SETS = [
     ["Logical Correctness", "Readability", "Conciseness"],

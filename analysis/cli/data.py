@@ -70,7 +70,15 @@ class Scale(click.ParamType):
 @click.option("--judge", help="scorer name for every row (else a 'judge' column)")
 @click.option("--kind", type=click.Choice(["human", "llm"]), help="kind of scorer  [default: llm]")
 @click.option("--dataset", help="dataset name (else a 'dataset' column, else the file name)")
-@click.option("--scale", type=Scale(), help="scale of custom criteria, e.g. 1-10")
+@click.option("--scale", type=Scale(), help="scale of the dataset's own criteria, e.g. 1-10")
+@click.option(
+    "--out-of-scale",
+    type=click.Choice(["error", "na"]),
+    default="error",
+    show_default=True,
+    help="a score outside its criterion's scale (such as -1 or 0 for 'not rated'): stop the "
+    "import naming file, line and field, or store it as N/A and report how many and where",
+)
 @click.option(
     "--lenient", is_flag=True, help="skip bad rows, listing each one, instead of stopping"
 )
@@ -81,15 +89,24 @@ def import_scores(
     kind: str | None,
     dataset: str | None,
     scale: tuple[float, float] | None,
+    out_of_scale: str,
     lenient: bool,
 ) -> None:
     """Import long-format scores from FILE (CSV, JSONL or Parquet): one row per instance, model,
-    skill and score."""
+    skill and score. Criteria belong to the dataset: the same name may have another scale in
+    another dataset."""
     from analysis.ingest.score_files import import_scores as run_import
 
     store = open_store(db)
     report = run_import(
-        store, file, judge=judge, kind=kind, dataset=dataset, scale=scale, lenient=lenient
+        store,
+        file,
+        judge=judge,
+        kind=kind,
+        dataset=dataset,
+        scale=scale,
+        lenient=lenient,
+        out_of_scale=out_of_scale,
     )
     print_report(report, f"Scores imported from {file} into {store.path}")
 
@@ -157,12 +174,9 @@ def _pair(store, *, dataset, a, b, skill, level, by, as_json, n_boot, seed, **_)
     print(f"{result.a.spec} vs {result.b.spec} on {dataset}; correlations {level}; 95% CI")
     print(report.text_table(result.stats))
     if not result.slices.empty:
-        slices = result.slices
-        labelled = slices.assign(skill=slices["slice"].astype(str) + " · " + slices["skill"])
         print(f"\nBy {by} (pooled):")
-        print(report.text_table(labelled))
+        print(report.slices_text(result))
     if not result.ceiling.empty:
-        print("\nHuman–human ceiling (Krippendorff's alpha among human raters):")
-        print(report.text_table(result.ceiling))
+        print("\n" + report.ceiling_text(result))
     for note in result.notes:
         print(f"note: {note}")

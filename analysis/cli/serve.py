@@ -1,4 +1,10 @@
-"""``serve``: the dashboard, as ``streamlit run app.py`` would start it from a checkout."""
+"""``serve``: the dashboard, as ``streamlit run app.py`` would start it from a checkout.
+
+Its settings (headless, loopback only, no usage statistics, no file watcher, the theme) are in
+``.streamlit/config.toml`` beside app.py, which Streamlit reads whatever the working directory,
+and which ``pip install`` puts beside the installed app.py. Should that file be missing (an app
+folder copied without it), the settings a served dashboard must never lack are passed as
+flags instead; a flag given to serve wins over both."""
 
 from __future__ import annotations
 
@@ -13,6 +19,16 @@ from pathlib import Path
 import click
 
 from analysis.cli.common import db_option
+
+# What a dashboard started by serve must be without .streamlit/config.toml: no prompt or browser
+# (it may run under a service manager), reachable from this machine only, no usage statistics.
+ESSENTIAL = {
+    "server.headless": "true",
+    "server.showEmailPrompt": "false",
+    "server.address": "127.0.0.1",
+    "browser.gatherUsageStats": "false",
+    "client.showSidebarNavigation": "false",
+}
 
 # analysis/cli/serve.py → the folder holding the analysis package (a checkout, or the source of
 # an editable install), where app.py and pages/ sit beside it.
@@ -38,13 +54,25 @@ def _data_roots() -> list[Path]:
     return roots
 
 
+def config_file(app: Path) -> Path:
+    """The Streamlit settings Streamlit reads for ``app`` (whatever the working directory)."""
+    return app.parent / ".streamlit" / "config.toml"
+
+
 def streamlit_command(
     app: Path, port: int | None, address: str | None, extra: Sequence[str]
 ) -> list[str]:
     """``python -m streamlit run``: only what was given is passed, so the defaults are those of
-    ``streamlit run app.py`` (and .streamlit/config.toml beside app.py)."""
+    ``streamlit run app.py`` with .streamlit/config.toml beside app.py; without that file,
+    ``ESSENTIAL``'s settings, except those given."""
     options = [*(["--server.port", str(port)] if port else [])]
     options += ["--server.address", address] if address else []
+    given = {
+        a.split("=", 1)[0].removeprefix("--") for a in [*options, *extra] if a.startswith("--")
+    }
+    if not config_file(app).is_file():
+        for key, value in ESSENTIAL.items():
+            options += [] if key in given else [f"--{key}", value]
     return [sys.executable, "-m", "streamlit", "run", *options, *extra, str(app)]
 
 
@@ -76,7 +104,8 @@ def serve(db: str | None, port: int | None, address: str | None, streamlit_args:
     if db:
         env["FINEGRAIN_DB"] = str(Path(db).resolve())  # streamlit runs in app.py's folder
     command = streamlit_command(app, port, address, streamlit_args)
-    # The cwd is app.py's folder so that streamlit reads its .streamlit/config.toml.
+    # The cwd is app.py's folder: the project-level and the script-level .streamlit/config.toml
+    # are then one file (a user's ~/.streamlit/config.toml still applies beneath it).
     return _wait(subprocess.Popen(command, cwd=app.parent, env=env))
 
 

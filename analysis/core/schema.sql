@@ -16,7 +16,11 @@ CREATE TABLE IF NOT EXISTS datasets (
     imported_at TIMESTAMP NOT NULL DEFAULT current_timestamp
 );
 
--- FLASK's 12 skills and any custom criteria, each with its own scale.
+-- The shared taxonomy: FLASK's 12 skills (1-5), the criteria of FLASK-shaped data in every
+-- dataset. A dataset's own criteria live in `criteria` below; read both through the view
+-- `dataset_skills`, joined on (dataset, skill). `custom`: up to v3 custom criteria were global rows
+-- here; v4 moves every one that a dataset uses into `criteria` (see the end of this file), so a
+-- custom row left here is one no dataset used, kept and ignored.
 CREATE TABLE IF NOT EXISTS skills (
     skill VARCHAR PRIMARY KEY,
     label VARCHAR NOT NULL,
@@ -132,3 +136,52 @@ CREATE TABLE IF NOT EXISTS queue_items (
     seq BIGINT NOT NULL DEFAULT nextval('queue_seq'),
     PRIMARY KEY (queue, dataset, instance_id, model)
 );
+
+-- v4: criteria belong to their dataset. The same name may carry different scales, labels and
+-- rubrics in two datasets (coherence 1-3 in one, 1-5 in another); FLASK's skills stay shared.
+-- A dataset may also give a FLASK skill's name its own scale (HelpSteer's correctness is 0-4):
+-- its row here then wins over the shared one for that dataset only.
+CREATE TABLE IF NOT EXISTS criteria (
+    dataset VARCHAR NOT NULL,
+    skill VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    ability VARCHAR,                  -- NULL: the criterion is its own group on ability views
+    display_order INTEGER NOT NULL,
+    definition VARCHAR,
+    rubric VARCHAR[],                 -- one text per integer score, lowest first
+    scale_min DOUBLE NOT NULL,
+    scale_max DOUBLE NOT NULL,
+    PRIMARY KEY (dataset, skill)
+);
+
+-- What every query joins to read a score's scale, label, ability and rubric:
+--     LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
+-- One row per (dataset, skill): the dataset's own criterion, else the shared skill. Small
+-- (datasets x 12 + own criteria), so the join costs what the old one on `skills` did.
+CREATE OR REPLACE VIEW dataset_skills AS
+SELECT dataset, skill, label, ability, display_order, definition, rubric, scale_min, scale_max,
+       true AS custom
+FROM criteria
+UNION ALL
+SELECT d.dataset, k.skill, k.label, k.ability, k.display_order, k.definition, k.rubric,
+       k.scale_min, k.scale_max, false AS custom
+FROM datasets d CROSS JOIN skills k
+WHERE NOT k.custom
+  AND NOT EXISTS (SELECT 1 FROM criteria c WHERE c.dataset = d.dataset AND c.skill = k.skill);
+
+-- v3 -> v4, in the same transaction as the statements above: each global custom criterion is
+-- copied to every dataset that uses it (in its scores or its instances' skill lists), then its
+-- global row goes. Idempotent: a second run finds no used custom row left in `skills`.
+INSERT INTO criteria (dataset, skill, label, ability, display_order, definition, rubric,
+                      scale_min, scale_max)
+SELECT u.dataset, k.skill, k.label, k.ability, k.display_order, k.definition, k.rubric,
+       k.scale_min, k.scale_max
+FROM skills k
+JOIN (SELECT DISTINCT dataset, skill FROM scores
+      UNION SELECT DISTINCT dataset, unnest(skills) AS skill FROM instances) u USING (skill)
+WHERE k.custom
+ON CONFLICT DO NOTHING;
+
+DELETE FROM skills
+WHERE custom
+  AND (skill IN (SELECT skill FROM scores) OR skill IN (SELECT unnest(skills) FROM instances));

@@ -73,6 +73,7 @@ class Store:
     def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 5.0) -> None:
         self.path = Path(path) if path is not None else default_db_path()
         self.busy_timeout = busy_timeout
+        self._version_checked = False  # the first read looks for an older schema to upgrade
 
     def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + self.busy_timeout
@@ -92,7 +93,8 @@ class Store:
         return self.path.exists()
 
     def ensure(self) -> None:
-        """Create the file and schema if missing (idempotent)."""
+        """Create the file and schema if missing, or upgrade a store made by an older version
+        in place (schema.apply: one transaction, every row kept). Idempotent."""
         if self.exists() and self._schema_current():
             return
         with self.write() as con:
@@ -112,6 +114,18 @@ class Store:
             raise StoreError(f"The store {self.path} does not exist yet.")
         con = self._connect(read_only=True)
         try:
+            if not self._version_checked:
+                # A store from an older version (a command or page that only reads, before any
+                # import) is upgraded first: its queries would miss the newer tables and views.
+                self._version_checked = True  # ensure() reads too
+                if schema.is_older(con):
+                    con.close()
+                    try:
+                        self.ensure()
+                    except BaseException:
+                        self._version_checked = False  # busy, say: the next read tries again
+                        raise
+                    con = self._connect(read_only=True)
             yield con
         finally:
             con.close()

@@ -8,22 +8,25 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Criterion:
-    """A scored criterion: one of FLASK's skills, or a custom one with its own scale."""
+    """A scored criterion: one of FLASK's skills (shared by every dataset, ``dataset`` None), or
+    a dataset's own criterion with its own scale (``custom``, ``dataset`` set)."""
 
     skill: str
     label: str
-    ability: str
+    ability: str | None
     order: int
     definition: str
     rubric: tuple[str, ...] = field(default=())
     scale_min: float = 1
     scale_max: float = 5
     custom: bool = False
+    dataset: str | None = None
 
 
 ABILITIES = ("Logical Thinking", "Background Knowledge", "Problem Handling", "User Alignment")
@@ -242,13 +245,39 @@ def normalise_skill(name: str) -> str | None:
     return _ALIASES.get(_key(name))
 
 
-def suggest_skill(name: str, extra: tuple[str, ...] = ()) -> str:
-    """A 'did you mean' hint for an unknown skill name (empty when nothing is close)."""
-    choices = sorted(set(_ALIASES) | set(extra))
-    close = difflib.get_close_matches(_key(name), choices, n=1, cutoff=0.6)
-    if not close:
+# How alike a name and a candidate must be to suggest it: a typo or two ("corectness",
+# "readablity", "logical corectness" all score above 0.9), not a different word that shares
+# letters (coherence/correctness 0.60, consistency/conciseness 0.64, helpfulness/insightfulness
+# 0.64, which difflib's default 0.6 suggested).
+SUGGEST_RATIO = 0.85
+# Or a shortened name ("factual", "harmless", "concise"): at least this many letters, a prefix.
+SUGGEST_PREFIX = 5
+
+
+def _close(a: str, b: str) -> float:
+    """How close two keys are (0..1): difflib's ratio, or 1 for a long enough prefix."""
+    short, long = sorted((a, b), key=len)
+    if len(short) >= SUGGEST_PREFIX and long.startswith(short):
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def suggest_skill(name: str, own: Iterable[str] = (), *, flask: bool = True) -> str:
+    """A 'did you mean' hint for an unknown criterion name (empty when nothing is close).
+
+    Candidates: ``own``, the dataset's own criteria, and FLASK's skills (any spelling) only when
+    ``flask``: the data is FLASK-shaped. An unrelated name on a dataset of its own gets no FLASK
+    hint ("coherence" is not a misspelt "correctness").
+    """
+    key = _key(name)
+    choices = dict(_ALIASES) if flask else {}
+    choices |= {_key(o): o for o in own}
+    choices.pop(key, None)
+    scored = [(_close(key, k), k) for k in sorted(choices)]
+    best = max(scored, default=(0.0, ""), key=lambda t: t[0])
+    if best[0] < SUGGEST_RATIO:
         return ""
-    return f" (did you mean '{_ALIASES.get(close[0], close[0])}'?)"
+    return f" (did you mean '{choices[best[1]]}'?)"
 
 
 def normalise_difficulty(value: object) -> int | None:

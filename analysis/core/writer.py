@@ -14,11 +14,24 @@ from typing import Literal
 import pandas as pd
 
 from analysis.core.errors import InputError
-from analysis.core.schema import UPSERT_SKILL, criterion_row
+from analysis.core.schema import UPSERT_SKILL, criterion_row, own_criterion_row
 from analysis.core.store import Store
-from analysis.core.taxonomy import Criterion
+from analysis.core.taxonomy import SKILLS, Criterion
 
 SKILL_SCALE = "SELECT scale_min, scale_max FROM skills WHERE skill = ?"
+
+OWN_CRITERION_SCALE = "SELECT scale_min, scale_max FROM criteria WHERE dataset = ? AND skill = ?"
+
+# A dataset "uses" a skill when its instances list it (imports add every skill they score).
+DATASET_USES_SKILL = """
+SELECT 1 FROM instances WHERE dataset = ? AND list_contains(skills, ?::VARCHAR) LIMIT 1
+"""
+
+INSERT_CRITERION = """
+INSERT INTO criteria (dataset, skill, label, ability, display_order, definition, rubric,
+                      scale_min, scale_max)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
 
 UPSERT_DATASET = """
 INSERT OR REPLACE INTO datasets (dataset, title, source, simulated, seed, description, imported_at)
@@ -27,7 +40,7 @@ VALUES (?, ?, ?, ?, ?, ?, current_timestamp)
 
 DELETE_DATASET = [
     f"DELETE FROM {table} WHERE list_contains(?::VARCHAR[], dataset)"
-    for table in ("scores", "judgments", "runs", "responses", "instances", "datasets")
+    for table in ("scores", "judgments", "runs", "responses", "instances", "criteria", "datasets")
 ]
 
 UPSERT_INSTANCES = """
@@ -164,6 +177,9 @@ class SkippedRow:
         return f"{where}: {self.problem}"
 
 
+AS_NA_SHOWN = 10
+
+
 @dataclass
 class ImportReport:
     """What an import did, for the CLI summary and the page's progress area."""
@@ -174,6 +190,10 @@ class ImportReport:
     already_imported_runs: int = 0
     skipped: list[SkippedRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Scores outside their scale kept as N/A (import-scores --out-of-scale na): how many, and
+    # the first AS_NA_SHOWN of them in file order (file, line, field, value).
+    n_as_na: int = 0
+    as_na: list[SkippedRow] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [f"{k}: {v:,}" for k, v in self.counts.items()]
@@ -186,6 +206,13 @@ class ImportReport:
         if self.already_imported_runs:
             out.append(f"score files already imported (skipped): {self.already_imported_runs}")
         out += self.notes
+        if self.n_as_na:
+            first = f"; the first {len(self.as_na)}" if len(self.as_na) < self.n_as_na else ""
+            out.append(
+                f"scores outside their scale stored as N/A (--out-of-scale na): "
+                f"{self.n_as_na:,}{first}:"
+            )
+            out += [f"  {s}" for s in self.as_na]
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} bad row(s) (--lenient):")
             out += [f"  {s}" for s in self.skipped]
@@ -214,19 +241,35 @@ class Batch:
 
 
 def _check_criteria(con, criteria: list[Criterion], source: str) -> None:
+    """Add each new criterion; one that exists must keep its scale. The parser checked this
+    against what it read before; here it holds against what is in the store right now."""
     for c in criteria:
-        row = con.execute(SKILL_SCALE, [c.skill]).fetchone()
+        if c.dataset is None:  # a shared skill: FLASK's are seeded, any other is added once
+            if con.execute(SKILL_SCALE, [c.skill]).fetchone() is None:
+                con.execute(UPSERT_SKILL, criterion_row(c))
+            continue
+        row = con.execute(OWN_CRITERION_SCALE, [c.dataset, c.skill]).fetchone()
         if row and (row[0], row[1]) != (c.scale_min, c.scale_max):
             raise InputError(
                 source,
                 None,
                 "scale",
-                f"criterion '{c.skill}' already exists with scale {row[0]:g}-{row[1]:g}; "
-                f"this file declares {c.scale_min:g}-{c.scale_max:g}. Use the existing scale "
-                "or another criterion name.",
+                f"criterion '{c.skill}' of dataset '{c.dataset}' already exists with scale "
+                f"{row[0]:g}-{row[1]:g}; this file declares {c.scale_min:g}-{c.scale_max:g}. "
+                "Use the existing scale, another criterion name or another dataset.",
             )
-        if row is None:
-            con.execute(UPSERT_SKILL, criterion_row(c))
+        if row is not None:
+            continue
+        if c.skill in SKILLS and con.execute(DATASET_USES_SKILL, [c.dataset, c.skill]).fetchone():
+            raise InputError(
+                source,
+                None,
+                "scale",
+                f"dataset '{c.dataset}' already scores '{c.skill}' as FLASK's skill (1-5); "
+                f"this file declares {c.scale_min:g}-{c.scale_max:g}. Use 1-5, another "
+                "criterion name or another dataset.",
+            )
+        con.execute(INSERT_CRITERION, own_criterion_row(c))
 
 
 def write_batch(store: Store, batch: Batch, source: str = "") -> ImportReport:

@@ -15,6 +15,11 @@ exactly (normal CDF of the rounding bins) so each model's expected judge mean pe
 the paper's Table 9 figure, and on the FLASK-Hard instances its Table 10 figure. The noise
 shares per skill were calibrated by simulation (``_NOISE``) so the annotators' Krippendorff α
 (interval) and the human-mean-vs-judge Pearson per skill land on the paper's Table 2.
+
+Texts (``demo_texts``) are written from templates after the scores: instructions and reference
+answers for each instance's genre, topic, difficulty and skills, responses whose flaws follow
+the judge's scores and whose lengths follow the simulated ones, and FLASK-style rationales.
+Every one starts with "[simulated] ".
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import pandas as pd
 
 from analysis.core.errors import InputError
 from analysis.core.store import Store
-from analysis.core.taxonomy import DIFFICULTY_LEVELS, SKILL_ORDER, SKILLS
+from analysis.core.taxonomy import SKILL_ORDER, SKILLS
 from analysis.core.writer import (
     INSTANCE_COLS,
     JUDGMENT_COLS,
@@ -48,6 +53,7 @@ from analysis.ingest.demo_model import (
     simulate_instances,
     simulate_scores,
 )
+from analysis.ingest.demo_texts import DemoTexts, build_texts
 
 # Work a user added to a dataset (annotations, judging runs): runs the demo did not write.
 USER_RUNS_OF_DATASET = """
@@ -64,26 +70,13 @@ JUDGE = "gpt-4 (simulated)"
 
 
 _PARSE_FAIL = 0.005
-_FILLER = ("This simulated response stands in for a real model answer; its length and scores "
-           "are drawn from a model of FLASK's published results. ")  # fmt: skip
 
 
-def _instance_frame(inst: pd.DataFrame) -> pd.DataFrame:
-    labels = np.array([SKILLS[s].label for s in SKILL_ORDER])
-    rows = []
-    for iid, sk, doms, level, task in inst[
-        ["instance_id", "skill_idx", "domains", "level", "source_task"]
-    ].itertuples(index=False):
-        where = ", ".join(doms) or "no domain"
-        need = ", ".join(labels[sk]).lower()
-        lvl = DIFFICULTY_LEVELS.get(level, "unlabeled difficulty")
-        rows.append((f"[simulated] Instruction {iid} ({where}; {lvl}): a {task}-style request "
-                     f"that calls for {need}. Not a real instruction: demo data.",
-                     f"[simulated] Reference answer to instruction {iid}."))  # fmt: skip
-    text, ref = zip(*rows, strict=True)
+def _instance_frame(inst: pd.DataFrame, texts: DemoTexts) -> pd.DataFrame:
     return pd.DataFrame({
-        "dataset": DEMO_DATASET, "instance_id": inst["instance_id"], "instruction": text,
-        "reference": ref, "source_task": inst["source_task"],
+        "dataset": DEMO_DATASET, "instance_id": inst["instance_id"],
+        "instruction": texts.instructions, "reference": texts.references,
+        "source_task": inst["source_task"],
         "difficulty": inst["level"].astype("Int64").mask(inst["level"] == 0),
         "domains": inst["domains"], "skills": [list(np.array(SKILL_ORDER)[s])
                                                for s in inst["skill_idx"]],
@@ -91,13 +84,10 @@ def _instance_frame(inst: pd.DataFrame) -> pd.DataFrame:
     })[INSTANCE_COLS]  # fmt: skip
 
 
-def _response_frame(ids: np.ndarray, lengths: np.ndarray) -> pd.DataFrame:
-    filler = _FILLER * (int(lengths.max()) // len(_FILLER) + 1)
-    iid, model = np.repeat(ids, len(MODELS)), np.tile(MODELS, len(ids))
-    text = [(h := f"[simulated] Answer of {m} to instruction {i}. ") + filler[: max(n - len(h), 0)]
-            for i, m, n in zip(iid, model, lengths.ravel(), strict=True)]  # fmt: skip
-    return pd.DataFrame({"dataset": DEMO_DATASET, "instance_id": iid, "model": model,
-                         "text": text})[RESPONSE_COLS]  # fmt: skip
+def _response_frame(ids: np.ndarray, texts: DemoTexts) -> pd.DataFrame:
+    return pd.DataFrame({"dataset": DEMO_DATASET, "instance_id": np.repeat(ids, len(MODELS)),
+                         "model": np.tile(MODELS, len(ids)),
+                         "text": texts.responses})[RESPONSE_COLS]  # fmt: skip
 
 
 def _score_json(keys: np.ndarray, vals: np.ndarray) -> list[str]:
@@ -121,29 +111,24 @@ def _long_scores(run_id: str, judge: str, ids: np.ndarray, sk: np.ndarray, vals:
 
 
 def _judge_frames(seed: int, rng: np.random.Generator, inst: pd.DataFrame, judge: np.ndarray,
-                  lengths: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:  # fmt: skip
+                  texts: DemoTexts) -> tuple[pd.DataFrame, pd.DataFrame, RunRecord]:  # fmt: skip
     run_id = f"demo-{seed}-{JUDGE}"
     n, m = len(inst), len(MODELS)
     ids = inst["instance_id"].to_numpy()
     sk = np.stack(inst["skill_idx"].to_numpy())
     labels = np.array([SKILLS[s].label.lower() for s in SKILL_ORDER])[sk]  # (N, 3)
-    flat = judge.reshape(n * m, 3)
-    best = np.argmax(np.nan_to_num(flat, nan=-1), 1)
-    worst = np.argmin(np.nan_to_num(flat, nan=9), 1)
     lab = np.repeat(labels, m, axis=0)
-    rows = np.arange(n * m)
-    rationale = [f"[simulated] Feedback: strongest on {b}, weakest on {w}."
-                 for b, w in zip(lab[rows, best], lab[rows, worst], strict=True)]  # fmt: skip
     failed = rng.random(n * m) < _PARSE_FAIL
-    blobs = _score_json(lab, flat)
+    blobs = _score_json(lab, judge.reshape(n * m, 3))
     raw = [f"{r}\n{'(output cut off before the scores)' if f else b}"
-           for r, b, f in zip(rationale, blobs, failed, strict=True)]  # fmt: skip
-    prompt_tokens = 750 + lengths.ravel() // 4
+           for r, b, f in zip(texts.rationales, blobs, failed, strict=True)]  # fmt: skip
+    # The judge reads the rubric and instruction (~750 tokens) and the response (~4 chars each).
+    prompt_tokens = 750 + np.array([len(t) for t in texts.responses]) // 4
     completion_tokens = 90 + rng.integers(0, 120, n * m)
     judgments = pd.DataFrame({
         "run_id": run_id, "dataset": DEMO_DATASET, "instance_id": np.repeat(ids, m),
         "model": np.tile(MODELS, n), "judge": JUDGE, "raw_output": raw,
-        "rationale": np.where(failed, None, rationale),
+        "rationale": np.where(failed, None, texts.rationales),
         "parse_status": np.where(failed, "failed", "ok"),
         "error": np.where(failed, "no scores object in the judge output", None),
         "latency_ms": np.rint(rng.lognormal(np.log(6000), 0.4, n * m)),
@@ -189,18 +174,22 @@ def build_demo(seed: int = DEFAULT_SEED, human_instances: int = N_HUMAN_INSTANCE
     human = human_subset(rng, inst, human_instances)
     sim = simulate_scores(rng, inst, human)
     lengths = response_lengths(inst, sim["resp_eff"], sim["length_eff"], rng)
-    j_judg, j_scores, j_run = _judge_frames(seed, rng, inst, sim["judge"], lengths)
+    # Texts draw on their own generator (seeded from ``seed``), never on ``rng``: the scores
+    # and everything else drawn from ``rng`` stay what they were before texts existed.
+    texts = build_texts(inst, sim["judge"], lengths, MODELS, seed)
+    j_judg, j_scores, j_run = _judge_frames(seed, rng, inst, sim["judge"], texts)
     h_judg, h_scores, h_runs = _human_frames(seed, rng, inst, human, sim["humans"])
     batch = Batch(
         datasets=[DatasetRecord(
             DEMO_DATASET, "Simulated demo", f"simulated (seed {seed})", simulated=True,
             seed=seed, description=(
-                f"Simulated, not real model output: {len(inst):,} FLASK-shaped instructions, "
+                f"Simulated, not real model output: {len(inst):,} FLASK-shaped instructions "
+                "written from templates, "
                 f"{len(MODELS)} models, a simulated GPT-4 judge on all responses and "
                 f"{len(ANNOTATORS)} simulated annotators on {human_instances} instances; "
                 "skill means follow the FLASK paper (Ye et al., ICLR 2024, Tables 9-10)."))],
-        instances=_instance_frame(inst),
-        responses=_response_frame(inst["instance_id"].to_numpy(), lengths),
+        instances=_instance_frame(inst, texts),
+        responses=_response_frame(inst["instance_id"].to_numpy(), texts),
         judges=[JudgeRecord(JUDGE, "llm", "simulation", "gpt-4", "flask-skill-specific",
                             {"simulated": True, "seed": seed})]
         + [JudgeRecord(a, "human", "simulation", params={"simulated": True, "seed": seed})

@@ -87,6 +87,18 @@ def lookup(s: pd.Series, mapping: dict, default: object = None) -> np.ndarray:
     return out[codes]
 
 
+def pair_lookup(a: pd.Series, b: pd.Series, mapping: dict, default: object = None) -> np.ndarray:
+    """``mapping.get((a_cell, b_cell), default)`` per row (a criterion is a dataset and a name):
+    each column is factorised once, the pairs are looked up on the distinct values only."""
+    ca, ua = pd.factorize(a, use_na_sentinel=True)
+    cb, ub = pd.factorize(b, use_na_sentinel=True)
+    grid = np.full((len(ua) + 1, len(ub) + 1), default, dtype=object)  # last row/column: empty
+    for i, x in enumerate(ua):
+        for j, y in enumerate(ub):
+            grid[i, j] = mapping.get((x, y), default)
+    return grid[ca, cb]
+
+
 def _has_bool_or_list(s: pd.Series) -> bool:
     return any(isinstance(v, bool | list | dict | np.ndarray) for v in s.tolist())
 

@@ -1,6 +1,11 @@
 """What a score file's rows mean against the store: each judge's kind (human or llm) and each
-criterion's scale (FLASK's skills are 1-5; a custom criterion's comes from the file's scale
-columns, ``--scale`` or the store), with every score checked inside its scale."""
+criterion's scale, with every score checked inside its scale.
+
+Criteria belong to their dataset. A FLASK skill (any spelling) is the shared 1-5 skill, unless
+the dataset gives that name a scale of its own (the file's scale columns, or the store). Any other
+name is the dataset's own criterion, whose scale comes from the file's scale columns, ``--scale``
+or the store; the same name may have another scale in another dataset.
+"""
 
 from __future__ import annotations
 
@@ -17,31 +22,41 @@ from analysis.core.writer import ImportReport
 from analysis.ingest import score_columns as conv
 from analysis.ingest.score_checks import RowChecks
 
-SKILL_SCALES = "SELECT skill, scale_min, scale_max FROM skills"
+OWN_CRITERIA = "SELECT dataset, skill, scale_min, scale_max FROM criteria"
 
+# The skills each dataset's instances list (an import adds every skill it scores).
+SKILLS_IN_USE = """
+SELECT dataset, list(DISTINCT skill) FROM (SELECT dataset, unnest(skills) AS skill FROM instances)
+GROUP BY dataset
+"""
 
 DATASET_IDS = "SELECT dataset FROM datasets"
 
-
 JUDGE_KINDS = "SELECT judge, kind FROM judges"
-
 
 KINDS = ("human", "llm")
 
-
 FLASK_SCALE = (1.0, 5.0)
 
-
 SCALE_HINT = "pass --scale MIN-MAX (e.g. --scale 1-10) or add scale_min and scale_max columns"
+
+OUT_OF_SCALE = ("error", "na")
+
+Scale = tuple[float, float]
 
 
 @dataclass(frozen=True)
 class StoreFacts:
     """What the parser needs to know about the store the batch will be written to."""
 
-    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    criteria: dict[tuple[str, str], Scale] = field(default_factory=dict)  # (dataset, skill)
+    uses: dict[str, frozenset[str]] = field(default_factory=dict)  # dataset → its skills
     datasets: frozenset[str] = frozenset()
     judges: dict[str, str] = field(default_factory=dict)  # judge → kind
+
+    def own(self, dataset: str) -> list[str]:
+        """The names of a dataset's own criteria in the store."""
+        return [s for d, s in self.criteria if d == dataset]
 
 
 def read_store_facts(store: Store) -> StoreFacts:
@@ -49,12 +64,13 @@ def read_store_facts(store: Store) -> StoreFacts:
         return StoreFacts()
     try:
         with store.read() as con:
-            scales = {s: (lo, hi) for s, lo, hi in con.execute(SKILL_SCALES).fetchall()}
+            own = {(d, s): (lo, hi) for d, s, lo, hi in con.execute(OWN_CRITERIA).fetchall()}
+            uses = {d: frozenset(s) for d, s in con.execute(SKILLS_IN_USE).fetchall()}
             datasets = frozenset(d for (d,) in con.execute(DATASET_IDS).fetchall())
             judges = dict(con.execute(JUDGE_KINDS).fetchall())
     except duckdb.CatalogException:  # no schema yet: write_batch creates it
         return StoreFacts()
-    return StoreFacts(scales, datasets, judges)
+    return StoreFacts(own, uses, datasets, judges)
 
 
 def scale_problem(lo: object, hi: object) -> str | None:
@@ -107,11 +123,49 @@ def resolve_kinds(
 
 
 def resolve_scales(
-    df: pd.DataFrame, rows: RowChecks, arg: tuple | None, facts: StoreFacts, report: ImportReport
+    df: pd.DataFrame,
+    rows: RowChecks,
+    arg: Scale | None,
+    facts: StoreFacts,
+    report: ImportReport,
+    out_of_scale: str = "error",
 ) -> tuple[pd.DataFrame, list[Criterion]]:
-    """Canonical skill ids, each criterion's scale, and every score inside its scale."""
+    """Canonical skill ids, each (dataset, criterion)'s scale, and every score inside its
+    scale. ``out_of_scale="na"`` keeps a score outside its scale as N/A (its value in the
+    ``_outside`` column, for the report) instead of rejecting the row."""
     canonical = {u: normalise_skill(u) or u for u in df["skill"].unique()}
     df["skill"] = pd.Series(conv.lookup(df["skill"], canonical), dtype=object)
+    df = _declared_scales(df, rows)
+    scales, criteria = _criteria(df, rows, arg, facts, report)
+    lo = conv.pair_lookup(df["dataset"], df["skill"], {k: s[0] for k, s in scales.items()}, np.nan)
+    hi = conv.pair_lookup(df["dataset"], df["skill"], {k: s[1] for k, s in scales.items()}, np.nan)
+    lo, hi = lo.astype(float), hi.astype(float)
+    v = df["score"].to_numpy(float)
+    outside = ~np.isnan(lo) & ~np.isnan(v) & ~((v >= lo) & (v <= hi))
+    df["_outside"] = np.where(outside, v, np.nan)
+    df["_scale_lo"], df["_scale_hi"] = lo, hi
+    if out_of_scale == "na":
+        df.loc[outside, "score"] = np.nan
+    else:
+        flask = df["skill"].isin(SKILLS).to_numpy() & (lo == 1) & (hi == 5)
+        hint = " (FLASK's skills are scored 1-5; --scale is for custom criteria)" if arg else ""
+        rows.add(
+            outside,
+            "score",
+            lambda p: (
+                f"score {v[p]:g} is outside the scale {lo[p]:g}-{hi[p]:g} of "
+                f"'{df['skill'].iat[p]}'{hint if flask[p] else ''}; --out-of-scale na keeps "
+                "such scores as N/A"
+            ),
+        )
+    df = rows.flush(df)
+    left = set(df[["dataset", "skill"]].drop_duplicates().itertuples(index=False, name=None))
+    return df, [c for c in criteria if (c.dataset, c.skill) in left]
+
+
+def _declared_scales(df: pd.DataFrame, rows: RowChecks) -> pd.DataFrame:
+    """Each row's scale columns checked (both ends, whole numbers, min below max), and one
+    declared scale per dataset and criterion (``_scale``: "lo-hi", None when not declared)."""
     lo, hi = df["scale_min"].to_numpy(float), df["scale_max"].to_numpy(float)
     has_lo, has_hi = ~np.isnan(lo), ~np.isnan(hi)
     rows.add(has_lo & ~has_hi, "scale_max", "missing: give both scale_min and scale_max")
@@ -120,15 +174,6 @@ def resolve_scales(
     for a, b in set(zip(lo[both].tolist(), hi[both].tolist(), strict=True)):
         if problem := scale_problem(a, b):
             rows.add(both & (lo == a) & (hi == b), "scale_min", problem)
-    flask = df["skill"].isin(SKILLS).to_numpy()
-    rows.add(
-        both & flask & ((lo != 1) | (hi != 5)),
-        "scale_min",
-        lambda p: (
-            f"'{df['skill'].iat[p]}' is a FLASK skill, scored 1-5; this row declares "
-            f"{lo[p]:g}-{hi[p]:g}. Use another name for a custom criterion"
-        ),
-    )
     df = rows.flush(df)
     declared = df["scale_min"].notna().to_numpy()
     df["_scale"] = pd.Series(None, index=df.index, dtype=object)
@@ -138,87 +183,142 @@ def resolve_scales(
     ]
     rows.conflicts(
         df,
-        ["skill"],
+        ["dataset", "skill"],
         "_scale",
         "scale_min",
         lambda p: f"the scale of criterion '{df['skill'].iat[p]}'",
         str,
     )
-    df = rows.flush(df)
-    scales, criteria = _criteria(df, rows, arg, facts, report)
-    lo = conv.lookup(df["skill"], {k: s[0] for k, s in scales.items()}, np.nan).astype(float)
-    hi = conv.lookup(df["skill"], {k: s[1] for k, s in scales.items()}, np.nan).astype(float)
-    v = df["score"].to_numpy(float)
-    flask = df["skill"].isin(SKILLS).to_numpy()
-    hint = " (FLASK's skills are scored 1-5; --scale is for custom criteria)" if arg else ""
-    rows.add(
-        ~np.isnan(lo) & ~np.isnan(v) & ~((v >= lo) & (v <= hi)),
-        "score",
-        lambda p: (
-            f"score {v[p]:g} is outside the scale {lo[p]:g}-{hi[p]:g} of "
-            f"'{df['skill'].iat[p]}'{hint if flask[p] else ''}"
-        ),
-    )
-    df = rows.flush(df)
-    left = set(df["skill"])
-    return df, [c for c in criteria if c.skill in left]
+    return rows.flush(df)
 
 
 def _criteria(
-    df: pd.DataFrame, rows: RowChecks, arg: tuple | None, facts: StoreFacts, report: ImportReport
-) -> tuple[dict[str, tuple[float, float]], list[Criterion]]:
-    """Each skill's scale: FLASK's are 1-5; a custom one's comes from the scale columns, else
-    ``scale=``, else the store. New custom criteria are returned for the batch."""
-    declared = df.dropna(subset=["_scale"]).drop_duplicates("skill").set_index("skill")
-    scales: dict[str, tuple[float, float]] = {}
-    criteria: list[Criterion] = []
-    for name in df["skill"].unique():
-        if name in SKILLS:
-            scales[name] = FLASK_SCALE
-            continue
-        of_skill = (df["skill"] == name).to_numpy()
-        stored = facts.scales.get(name)
-        if name in declared.index:
-            s = (declared.at[name, "scale_min"], declared.at[name, "scale_max"])
-            origin = "the scale columns"
-        elif arg is not None or stored is not None:
-            s, origin = (arg, "--scale") if arg is not None else (stored, "the store")
+    df: pd.DataFrame, rows: RowChecks, arg: Scale | None, facts: StoreFacts, report: ImportReport
+) -> tuple[dict[tuple[str, str], Scale], list[Criterion]]:
+    """Each (dataset, criterion)'s scale; the new own criteria are returned for the batch.
+
+    First FLASK's shared skills (a FLASK name with no scale of its own in that dataset), then
+    the datasets' own criteria."""
+    first = df.dropna(subset=["_scale"]).drop_duplicates(["dataset", "skill"])
+    cols = ["dataset", "skill", "scale_min", "scale_max"]
+    declared = {
+        (d, s): (float(lo), float(hi))
+        for d, s, lo, hi in first[cols].itertuples(index=False, name=None)
+    }
+    scales: dict[tuple[str, str], Scale] = {}
+    own: list[tuple[str, str]] = []
+    for key in df[["dataset", "skill"]].drop_duplicates().itertuples(index=False, name=None):
+        flask = key[1] in SKILLS and key not in facts.criteria
+        if flask and declared.get(key, FLASK_SCALE) == FLASK_SCALE:
+            scales[key] = FLASK_SCALE
         else:
-            hint = suggest_skill(name, tuple(facts.scales))
-            rows.add(
-                of_skill,
-                "skill",
-                f"unknown skill '{name}'{hint}: not one of FLASK's "
-                f"12 skills, so it is a custom criterion, which needs a scale: "
-                f"{SCALE_HINT}",
-            )
+            own.append(key)
+    hints = _flask_hints(set(df["dataset"].unique()), scales, own, declared, arg, facts)
+    criteria: list[Criterion] = []
+    for d, name in own:
+        where = ((df["dataset"] == d) & (df["skill"] == name)).to_numpy()
+        known = [k for k in (*facts.own(d), *(s for dd, s in declared if dd == d)) if k != name]
+        try:
+            scale, origin = _own_scale(d, name, declared.get((d, name)), arg, facts, known,
+                                       d in hints)  # fmt: skip
+        except _Refused as e:
+            rows.add(where, e.field, e.problem)
             continue
-        if stored is not None and tuple(stored) != tuple(s):
-            rows.add(
-                of_skill,
-                "skill",
-                f"criterion '{name}' already exists with scale "
-                f"{stored[0]:g}-{stored[1]:g}; this file gives {s[0]:g}-{s[1]:g}. Use the "
-                "existing scale or another criterion name",
-            )
-            continue
-        scales[name] = (float(s[0]), float(s[1]))
-        if stored is None:
-            criteria.append(
-                Criterion(
-                    skill=name,
-                    label=name,
-                    ability=None,
-                    order=100 + len(criteria),  # type: ignore[arg-type]
-                    definition="A custom criterion imported from a score file.",
-                    scale_min=scales[name][0],
-                    scale_max=scales[name][1],
-                    custom=True,
-                )
-            )
-            like = suggest_skill(name)
+        scales[(d, name)] = scale
+        if (d, name) not in facts.criteria:
+            order = 100 + len(facts.own(d)) + sum(c.dataset == d for c in criteria)
+            criteria.append(_new_criterion(d, name, scale, order))
+            like = suggest_skill(name, known, flask=d in hints)
             check = f"; check the spelling{like}" if like else ""
+            flask = " (a name FLASK uses, with this dataset's own scale)" if name in SKILLS else ""
             report.notes.append(
-                f"new custom criterion '{name}', scale {s[0]:g}-{s[1]:g} (from {origin}){check}"
+                f"new custom criterion '{name}', scale {scale[0]:g}-{scale[1]:g} (from "
+                f"{origin}), in dataset '{d}'{flask}{check}"
             )
     return scales, criteria
+
+
+def _flask_hints(
+    datasets: set[str],
+    flask: dict[tuple[str, str], Scale],
+    own: list[tuple[str, str]],
+    declared: dict[tuple[str, str], Scale],
+    arg: Scale | None,
+    facts: StoreFacts,
+) -> set[str]:
+    """The datasets whose unknown names may be hinted towards FLASK's skills: FLASK-shaped ones
+    (they score FLASK's skills, in this file or in the store), and those with no sign of
+    criteria of their own (FLASK is the default taxonomy). A dataset with criteria of its own
+    (in the store, declared in the file or by --scale) and no FLASK skill gets no FLASK hint."""
+    shaped = {d for d, _ in flask} | {
+        d for d, used in facts.uses.items() if any(s in SKILLS for s in used - set(facts.own(d)))
+    }
+    mine = {d for d, _ in declared} | {d for d, _ in facts.criteria}
+    if arg is not None:
+        mine |= {d for d, _ in own}
+    return shaped | (datasets - mine)
+
+
+class _Refused(Exception):
+    """A criterion's rows are refused: the field to name and the problem in words."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field, self.problem = field, problem
+
+
+def _own_scale(
+    dataset: str,
+    name: str,
+    declared: Scale | None,
+    arg: Scale | None,
+    facts: StoreFacts,
+    known: list[str],
+    flask_hints: bool,
+) -> tuple[Scale, str]:
+    """A dataset's own criterion: its scale and where it came from. Raises _Refused when it
+    has no scale or contradicts the store. ``known``: the dataset's other criteria, for a
+    "did you mean"."""
+    stored = facts.criteria.get((dataset, name))
+    if declared is not None:
+        scale, origin = declared, "the scale columns"
+    elif arg is not None:
+        scale, origin = (float(arg[0]), float(arg[1])), "--scale"
+    elif stored is not None:
+        scale, origin = stored, "the store"
+    else:
+        hint = suggest_skill(name, known, flask=flask_hints)
+        raise _Refused(
+            "skill",
+            f"unknown skill '{name}'{hint}: not one of FLASK's 12 skills nor a criterion of "
+            f"dataset '{dataset}', so it is a new criterion, which needs a scale: {SCALE_HINT}",
+        )
+    lo, hi = float(scale[0]), float(scale[1])
+    if name in SKILLS and stored is None and name in facts.uses.get(dataset, ()):
+        raise _Refused(
+            "scale_min",
+            f"dataset '{dataset}' already scores '{name}' as FLASK's skill (1-5); this row "
+            f"declares {lo:g}-{hi:g}. Use 1-5, another criterion name or another dataset",
+        )
+    if stored is not None and tuple(stored) != (lo, hi):
+        raise _Refused(
+            "skill",
+            f"criterion '{name}' of dataset '{dataset}' already exists with scale "
+            f"{stored[0]:g}-{stored[1]:g}; this file gives {lo:g}-{hi:g}. Use the existing "
+            "scale, another criterion name or another dataset",
+        )
+    return (lo, hi), origin
+
+
+def _new_criterion(dataset: str, name: str, scale: Scale, order: int) -> Criterion:
+    return Criterion(
+        skill=name,
+        label=name,
+        ability=None,
+        order=order,
+        definition="A custom criterion imported from a score file.",
+        scale_min=scale[0],
+        scale_max=scale[1],
+        custom=True,
+        dataset=dataset,
+    )

@@ -6,9 +6,12 @@ scorer. Optional: ``kind`` (human|llm), ``dataset``, ``scale_min``/``scale_max``
 reference, response, rationale, domain, difficulty, source_task``. A column value wins over the
 argument, which fills blank cells (dataset defaults to the file's stem, kind to the judge's kind
 on other rows, then the store, then llm). An empty score (or N/A, NA, null) is N/A; real-valued
-scores are allowed inside the criterion's scale. FLASK's skills (any spelling) are scored 1-5;
-any other skill name is a custom criterion whose scale comes from the scale columns, ``scale=``
-or the store.
+scores are allowed inside the criterion's scale. Criteria belong to their dataset: FLASK's skills
+(any spelling) are the shared 1-5 skills unless the dataset gives the name a scale of its own;
+any other name is the dataset's own criterion, whose scale comes from the scale columns,
+``scale=`` or the store. A score outside its scale stops the import (naming file, line and
+field), unless ``out_of_scale="na"``: then it is kept as N/A, counted, and its first rows are
+listed in the report (real datasets write -1 or 0 for "not rated").
 
 ``parse_score_file`` is pure (file → Batch). ``import_scores`` reads what it needs from the store,
 parses, and writes with ``write_batch``: one transaction; a run id hashes judge, dataset and the
@@ -28,6 +31,7 @@ from analysis.core.errors import InputError
 from analysis.core.store import Store
 from analysis.core.taxonomy import Criterion
 from analysis.core.writer import (
+    AS_NA_SHOWN,
     INSTANCE_COLS,
     JUDGMENT_COLS,
     RESPONSE_COLS,
@@ -43,6 +47,7 @@ from analysis.ingest import score_columns as conv
 from analysis.ingest.score_checks import RowChecks, one
 from analysis.ingest.score_criteria import (
     KINDS,
+    OUT_OF_SCALE,
     StoreFacts,
     read_store_facts,
     resolve_kinds,
@@ -68,8 +73,11 @@ def import_scores(
     dataset: str | None = None,
     scale: tuple[float, float] | None = None,
     lenient: bool = False,
+    out_of_scale: str = "error",
 ) -> ImportReport:
     """Parse a score file and write it into ``store``: all or nothing, idempotent."""
+    if store.exists():
+        store.ensure()  # an older store upgrades first: the facts below read its current schema
     facts = read_store_facts(store)
     batch = parse_score_file(
         Path(path),
@@ -78,6 +86,7 @@ def import_scores(
         dataset=dataset,
         scale=scale,
         lenient=lenient,
+        out_of_scale=out_of_scale,
         facts=facts,
     )
     if batch.scores.empty:
@@ -97,6 +106,7 @@ def parse_score_file(
     dataset: str | None = None,
     scale: tuple[float, float] | None = None,
     lenient: bool = False,
+    out_of_scale: str = "error",
     facts: StoreFacts | None = None,
     name: str | None = None,
 ) -> Batch:
@@ -105,6 +115,10 @@ def parse_score_file(
     facts = facts or StoreFacts()
     if kind is not None and kind not in KINDS:
         raise InputError(name, None, "kind", f"invalid kind {kind!r}; expected human or llm")
+    if out_of_scale not in OUT_OF_SCALE:
+        raise InputError(
+            name, None, "out-of-scale", f"invalid choice {out_of_scale!r}; expected error or na"
+        )
     if scale is not None:
         if problem := scale_problem(*scale):
             raise InputError(name, None, "scale", problem)
@@ -117,12 +131,26 @@ def parse_score_file(
     rows = RowChecks(table, lenient)
     df = rows.flush(_convert(table, rows, judge, dataset or Path(name).stem))
     df = rows.flush(resolve_kinds(df, rows, kind, facts))
-    df, criteria = resolve_scales(df, rows, scale, facts, report)
+    df, criteria = resolve_scales(df, rows, scale, facts, report, out_of_scale)
     df = rows.flush(_check_consistency(df, rows))
+    _report_as_na(df, table, report)
     if extra := sorted(set(table.columns) - KNOWN_COLS - {""}):
         report.notes.append(f"ignored column(s): {', '.join(extra)}")
     report.skipped.sort(key=lambda r: r.line)
     return _assemble(df, table, criteria, facts, report)
+
+
+def _report_as_na(df: pd.DataFrame, table: Table, report: ImportReport) -> None:
+    """Count the scores kept as N/A for being outside their scale; list the first ones."""
+    outside = df["_outside"].notna().to_numpy()
+    report.n_as_na = int(outside.sum())
+    first = df.loc[outside].sort_values("_line", kind="stable").head(AS_NA_SHOWN)
+    report.as_na = [
+        table.at(line, "score", f"{v:g} is outside the scale {lo:g}-{hi:g} of '{s}': stored as N/A")
+        for line, v, lo, hi, s in first[
+            ["_line", "_outside", "_scale_lo", "_scale_hi", "skill"]
+        ].itertuples(index=False, name=None)
+    ]
 
 
 def _check_columns(table: Table, judge: str | None) -> None:

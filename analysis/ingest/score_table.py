@@ -65,9 +65,13 @@ class Table:
         cls = RowError if self.unit == "row" else InputError
         return cls(self.name, line, field, problem)
 
-    def skip(self, line: int, field: str | None, problem: str) -> None:
+    def at(self, line: int, field: str | None, problem: str) -> SkippedRow:
+        """A row of this file and what is said about it (a Parquet file names its rows)."""
         cls = SkippedParquetRow if self.unit == "row" else SkippedRow
-        self.skipped.append(cls(self.name, int(line), field, problem))
+        return cls(self.name, int(line), field, problem)
+
+    def skip(self, line: int, field: str | None, problem: str) -> None:
+        self.skipped.append(self.at(line, field, problem))
 
 
 def read_table(path: Path, name: str, *, lenient: bool = False) -> Table:

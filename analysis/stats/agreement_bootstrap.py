@@ -23,6 +23,7 @@ from analysis.stats.agreement import (
     pair_stats_raw,
     pair_stats_table,
 )
+from analysis.stats.ranks import ratios
 
 LEVEL = 0.95
 _CELLS_PER_CHUNK = 4_000_000  # bootstrap tables held at once (resamples × groups × K²)
@@ -160,23 +161,31 @@ def system(
     level: float = LEVEL,
 ) -> tuple[pd.DataFrame, int]:
     """Correlations between the per-model means of A and B (over the aligned pairs), with the
-    means recomputed in every resample. Returns the frame and the number of models."""
+    means recomputed in every resample. Returns the frame and the number of models.
+
+    Spearman and Kendall see the models' order with ties compared exactly (stats.ranks): two
+    models with equal means as fractions tie in the point value and in every resample, however
+    the sums were ordered (a skill filter, a resample), so the value is that of scipy on the
+    exact means."""
     n_models = int(model.max()) + 1 if len(model) else 0
     shape = (weights.shape[1], n_models)
     sa, sb, cnt = (np.zeros(shape) for _ in range(3))
     np.add.at(sa, (cluster, model), a)
     np.add.at(sb, (cluster, model), b)
     np.add.at(cnt, (cluster, model), 1.0)
+    ra, rb = ratios(sa, cnt), ratios(sb, cnt)
 
-    def means(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            c = w @ cnt
-            return (w @ sa) / c, (w @ sb) / c
+    def corr(w: np.ndarray) -> dict[str, np.ndarray]:
+        # Order statistics on exact keys, Pearson on the means (the same deterministic floats).
+        ordered = corr_rows(ra.keys(w), rb.keys(w))
+        ordered["pearson"] = corr_rows(ra.means(w), rb.means(w))["pearson"]
+        return ordered
 
-    point = corr_rows(*means(np.ones((1, shape[0]))))
-    boots = corr_rows(*means(weights))
+    point = corr(np.ones((1, shape[0])))
+    boots = corr(weights)
     frame = _frame(point, {s: v[:, None] for s, v in boots.items()}, CORRELATIONS, level)
-    return frame.drop(columns="group"), n_models
+    # The models present: a criterion's pairs may skip some codes of the caller's numbering.
+    return frame.drop(columns="group"), len(np.unique(model))
 
 
 def raters_alpha(

@@ -6,6 +6,13 @@ scored with a number (N/A on either side is counted, not paired). Correlations a
 the level the user picks (pooled items, within instances, or over model means); MAE, exact and
 ±1 agreement, quadratic-weighted κ and Krippendorff's α are always over the aligned items.
 Slices (by domain, difficulty or model) use the pooled level. Every CI resamples instances.
+
+Criteria and the aggregate never share a key. Every result frame has a ``scope`` column:
+``criterion`` rows carry the criterion's name in ``skill``; the ``all_criteria`` row (present
+with two or more criteria) pools the aligned items of every criterion and has ``skill`` None, so
+a criterion may be called anything, ``overall`` included. ``for_skill(frame, None)``, ``worst(r,
+None)`` and the charts' ``None`` mean "all criteria". The fair human ceiling is in
+``views/ceiling.py``.
 """
 
 from __future__ import annotations
@@ -22,16 +29,20 @@ from analysis.core.store import Store
 from analysis.stats import agreement_bootstrap as boot
 from analysis.stats.agreement import CORRELATIONS
 from analysis.stats.means import N_BOOT, bootstrap_weights
+from analysis.stats.ranks import MIN_INSTANCES
+from analysis.views.ceiling import Group, human_ceiling, raters_alpha
 from analysis.views.scorers import Scorer, apart, resolve, scorer_options, skill_order
+from analysis.views.tables import skill_label
 
 # Scores of the chosen scorers in the filtered slice, for agreement statistics (one row per
 # instance × model × skill × scorer; NULL score = N/A). The skill list is empty for "all".
 AGREEMENT_SCORES = """
 SELECT s.instance_id, s.model, s.skill, s.judge, s.score, i.difficulty, i.domains,
-       COALESCE(k.scale_min, 1) AS scale_min, COALESCE(k.scale_max, 5) AS scale_max
+       COALESCE(k.scale_min, 1) AS scale_min, COALESCE(k.scale_max, 5) AS scale_max,
+       COALESCE(k.label, s.skill) AS label
 FROM latest_scores s
 JOIN instances i USING (dataset, instance_id)
-LEFT JOIN skills k ON k.skill = s.skill
+LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
 WHERE {where}
   AND list_contains(?::VARCHAR[], s.judge)
   AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], s.skill))
@@ -40,7 +51,9 @@ WHERE {where}
 
 LEVELS = ("pooled", "instance", "system")
 SLICE_FIELDS = ("domain", "difficulty", "model")
-OVERALL = "overall"
+SCOPE_CRITERION = "criterion"  # a row of one criterion (named in ``skill``)
+SCOPE_ALL = "all_criteria"  # the row pooling every criterion's items (``skill`` None)
+ALL_LABEL = "All criteria (pooled)"  # how tables and charts name the all-criteria row
 _ITEM = ["instance_id", "model", "skill"]
 
 
@@ -64,24 +77,43 @@ class Agreement:
     query: AgreementQuery
     a: Scorer
     b: Scorer
-    stats: pd.DataFrame  # skill, statistic, level, value, ci_low, ci_high, n, n_instances
-    slices: pd.DataFrame  # slice, skill, statistic, value, ci_low, ci_high, n, n_instances
-    ceiling: pd.DataFrame  # skill, statistic, value, ci_low, ci_high, n, n_units, n_raters …
-    ranks: pd.DataFrame  # skill, value (Kendall τ-b of model rankings), ci_low, ci_high, n
+    stats: pd.DataFrame  # scope, skill, statistic, level, value, ci_low, ci_high, n, n_instances
+    slices: pd.DataFrame  # scope, skill, slice, statistic, value, ci_low, ci_high, n, …
+    ceiling: pd.DataFrame  # scope, skill, figure, statistic, value, CI, n … (views/ceiling.py)
+    ranks: pd.DataFrame  # scope, skill, value (Kendall τ-b of model rankings), CI, n
     pairs: pd.DataFrame  # instance_id, model, skill, a, b, abs_diff, difficulty, domains
     counts: pd.DataFrame  # skill, aligned, a_na, b_na, a_only, b_only
     scales: dict[str, tuple[float, float]]
     notes: tuple[str, ...]
+    humans: tuple[str, ...] = ()  # the human raters behind the ceiling (A's own excluded)
+    # skill id → the dataset's label (its own criteria's, else FLASK's: dataset_skills)
+    labels: dict[str, str] | None = None
+
+    def label(self, skill: str | None) -> str:
+        """A criterion for people: the dataset's label; None: all criteria pooled."""
+        return ALL_LABEL if skill is None else skill_label(skill, self.labels or {})
 
 
-def for_skill(frame: pd.DataFrame, skill: str) -> pd.DataFrame:
-    """The rows of one skill (or 'overall') of a result frame."""
-    return frame[frame["skill"] == skill] if not frame.empty else frame
+def scopes(skills: list[str]) -> list[Group]:
+    """(scope, skill) of each result row group: every criterion, then all of them (2+)."""
+    return [(SCOPE_CRITERION, s) for s in skills] + ([(SCOPE_ALL, None)] if len(skills) > 1 else [])
 
 
-def worst(r: Agreement, skill: str, k: int = 200) -> pd.DataFrame:
-    """The k items of a skill (or overall) where A and B differ most, with a link to each."""
-    top = (r.pairs if skill == OVERALL else for_skill(r.pairs, skill)).head(k)
+def for_skill(frame: pd.DataFrame, skill: str | None) -> pd.DataFrame:
+    """The rows of one criterion of a result frame; None: the all-criteria rows (or, where the
+    frame has a single criterion, its rows: they are all the items)."""
+    if frame.empty:
+        return frame
+    if skill is not None:
+        return frame[(frame["scope"] == SCOPE_CRITERION) & (frame["skill"] == skill)]
+    pooled = frame[frame["scope"] == SCOPE_ALL]
+    return pooled if not pooled.empty or frame["skill"].nunique() > 1 else frame
+
+
+def worst(r: Agreement, skill: str | None, k: int = 200) -> pd.DataFrame:
+    """The k items of a criterion (None: of all criteria) where A and B differ most, with a
+    link to each."""
+    top = (r.pairs if skill is None else r.pairs[r.pairs["skill"] == skill]).head(k)
     links = [
         _sample_link(r.query.filters.dataset, i, m)
         for i, m in zip(top["instance_id"], top["model"], strict=True)
@@ -89,7 +121,7 @@ def worst(r: Agreement, skill: str, k: int = 200) -> pd.DataFrame:
     return top.assign(link=links)
 
 
-def worst_keys(r: Agreement, skill: str, k: int = 200) -> list[tuple[str, str]]:
+def worst_keys(r: Agreement, skill: str | None, k: int = 200) -> list[tuple[str, str]]:
     """The (instance_id, model) responses behind the worst disagreements, each once."""
     top = worst(r, skill, k)
     return list(dict.fromkeys(zip(top["instance_id"], top["model"], strict=True)))
@@ -147,20 +179,19 @@ def _pairs(rows: pd.DataFrame, a: Scorer, b: Scorer):
 
 
 def _groups(pairs: pd.DataFrame, skills: list[str], key: pd.Series | None = None):
-    """Group codes per pair: each skill, plus 'overall' when there is more than one skill; with
-    a slice key, one group per slice × skill. Returns (row index, group code, labels)."""
-    names = skills + ([OVERALL] if len(skills) > 1 else [])
+    """Group codes per pair: each criterion, plus all criteria when there are several; with a
+    slice key, one group per slice × scope. Returns (row index, group code, labels)."""
     slices = [None] if key is None else sorted(key.unique(), key=str)
     labels, rows, codes = [], [], []
     skill_of = pairs["skill"].to_numpy()
     for sl in slices:
         in_slice = np.ones(len(pairs), bool) if sl is None else (key == sl).to_numpy()
-        for name in names:
-            sel = np.flatnonzero(in_slice & ((skill_of == name) | (name == OVERALL)))
+        for scope, name in scopes(skills):
+            sel = np.flatnonzero(in_slice & ((skill_of == name) | (name is None)))
             if len(sel):
                 rows.append(sel)
                 codes.append(np.full(len(sel), len(labels)))
-                labels.append((sl, name))
+                labels.append((sl, scope, name))
     if not rows:
         return np.array([], int), np.array([], int), []
     return np.concatenate(rows), np.concatenate(codes), labels
@@ -172,16 +203,17 @@ def _pooled(pairs, skills, cluster, weights, key=None) -> pd.DataFrame:
         return pd.DataFrame()
     a, b = pairs["a"].to_numpy(float)[rows], pairs["b"].to_numpy(float)[rows]
     out = boot.pooled(a, b, cluster[rows], codes, len(labels), weights)
-    lab = pd.DataFrame(labels, columns=["slice", "skill"]).rename_axis("group").reset_index()
+    lab = pd.DataFrame(labels, columns=["slice", "scope", "skill"], dtype=object)
+    lab = lab.rename_axis("group").reset_index()
     return lab.merge(out, on="group").drop(columns="group")
 
 
 def _level(pairs, skills, cluster, weights, level: str) -> pd.DataFrame:
-    """Correlations at the instance or system level, per skill and overall."""
+    """Correlations at the instance or system level, per criterion and over all of them."""
     parts = []
     model = pd.factorize(pairs["model"])[0]
-    for name in skills + ([OVERALL] if len(skills) > 1 else []):
-        sel = np.ones(len(pairs), bool) if name == OVERALL else (pairs["skill"] == name).to_numpy()
+    for scope, name in scopes(skills):
+        sel = np.ones(len(pairs), bool) if name is None else (pairs["skill"] == name).to_numpy()
         a, b, c, m = (
             x[sel] for x in (pairs["a"].to_numpy(float), pairs["b"].to_numpy(float), cluster, model)
         )
@@ -194,7 +226,7 @@ def _level(pairs, skills, cluster, weights, level: str) -> pd.DataFrame:
         else:
             frame, n_models = boot.system(a, b, c, m, weights)
             frame = frame.assign(n=n_models, n_skipped=0)
-        parts.append(frame.assign(skill=name, n_instances=len(np.unique(c))))
+        parts.append(frame.assign(scope=scope, skill=name, n_instances=len(np.unique(c))))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
@@ -213,22 +245,6 @@ def _slice_key(pairs: pd.DataFrame, by: str) -> tuple[pd.DataFrame, pd.Series]:
     return pairs, pairs["model"].astype(str)
 
 
-def _raters_alpha(rows: pd.DataFrame, judges, skills, instances: pd.Index, weights) -> pd.DataFrame:
-    """Krippendorff's α among individual raters per skill (and overall), units = items."""
-    mine = rows[rows["judge"].isin(judges) & rows["score"].notna()]
-    parts = []
-    for name in skills + ([OVERALL] if len(skills) > 1 else []):
-        sel = mine if name == OVERALL else mine[mine["skill"] == name]
-        sel = sel[sel["instance_id"].isin(instances)]
-        if sel.empty:
-            continue
-        unit = pd.factorize(pd.MultiIndex.from_frame(sel[_ITEM]))[0]
-        cluster = instances.get_indexer(sel["instance_id"])
-        frame = boot.raters_alpha(unit, sel["score"].to_numpy(float), cluster, weights)
-        parts.append(frame.assign(skill=name, n_raters=sel["judge"].nunique()))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
 def rater_agreement(
     store: Store,
     filters: Filters,
@@ -238,7 +254,8 @@ def rater_agreement(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Inter-rater α (ordinal, interval) among ``raters`` (kind:human|kind:llm|NAME,NAME,…)
-    per skill and overall, with CI and n (pairable ratings), n_units, n_instances, n_raters."""
+    per criterion and over all criteria (``scope``), with CI and n (pairable ratings), n_units,
+    n_instances, n_raters."""
     known = scorer_options(store, filters.dataset)
     if raters.startswith("kind:"):
         judges = resolve(raters, known).judges
@@ -254,7 +271,7 @@ def rater_agreement(
     if instances.empty:
         return pd.DataFrame()
     weights = bootstrap_weights(len(instances), n_boot, seed)
-    out = _raters_alpha(rows, judges, skill_order(rows["skill"]), instances, weights)
+    out = _tidy(raters_alpha(rows, judges, scopes(skill_order(rows["skill"])), instances, weights))
     return out.assign(raters=", ".join(judges)) if not out.empty else out
 
 
@@ -274,15 +291,19 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
     rows = _only(_load(store, q, sorted({*a.judges, *b.judges, *humans})), q.items)
     pairs, counts = _pairs(rows, a, b)
     skills = skill_order(pairs["skill"])
+    per_skill = rows.drop_duplicates("skill")
     scales = {
         s: (float(lo), float(hi))
-        for s, lo, hi in rows.drop_duplicates("skill")[
-            ["skill", "scale_min", "scale_max"]
-        ].itertuples(index=False)
+        for s, lo, hi in per_skill[["skill", "scale_min", "scale_max"]].itertuples(index=False)
     }
+    labels = dict(zip(per_skill["skill"], per_skill["label"], strict=True))
     if pairs.empty:
         empty = pd.DataFrame()
-        return Agreement(q, a, b, empty, empty, empty, empty, pairs, counts, scales, tuple(notes))
+        return Agreement(
+            q, a, b, empty, empty, empty, empty, pairs, counts, scales, tuple(notes), (), labels
+        )
+    # The ceiling's panel: every human but A's own scorers (A is compared with the others).
+    panel = tuple(h for h in humans if h not in a.judges)
     instances = pd.Index(pairs["instance_id"].unique())
     weights = bootstrap_weights(len(instances), q.n_boot, q.seed)
     cluster = instances.get_indexer(pairs["instance_id"])
@@ -296,10 +317,11 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
         slices = _pooled(sliced, skills, instances.get_indexer(sliced["instance_id"]), weights, key)
     system = _level(pairs, skills, cluster, weights, "system")
     ceiling = pd.DataFrame()
-    if len(humans) >= 2:
-        ceiling = _raters_alpha(rows, humans, skills, instances, weights)
-    else:
-        notes.append("Fewer than 2 human raters in this slice: no human–human ceiling.")
+    if len(panel) >= 2:
+        judge = _side(rows, a.judges)
+        ceiling = human_ceiling(rows, panel, judge, scopes(skills), instances, weights)
+    if ceiling.empty or "human_ceiling" not in set(ceiling["figure"]):
+        notes.append(_no_ceiling(a, panel))
     return Agreement(
         q,
         a,
@@ -312,20 +334,35 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
         counts=counts,
         scales=scales,
         notes=tuple(notes),
+        humans=panel,
+        labels=labels,
+    )
+
+
+def _no_ceiling(a: Scorer, panel: tuple[str, ...]) -> str:
+    if len(panel) < 2:
+        return "Fewer than 2 human raters other than A in this slice: no human ceiling."
+    return (
+        f"No item in this slice was scored by {a.spec} and by two or more humans: no "
+        "leave-one-out human ceiling."
     )
 
 
 def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     """Skills in taxonomy order (then slices); drop the slice column where there are none; no
-    CI from a single instance (every resample would be that instance: a zero-width lie)."""
+    CI from a single instance (every resample would be that instance: a zero-width lie), and
+    ``few_instances`` where a figure rests on fewer than MIN_INSTANCES instances."""
     if frame.empty:
         return frame
     frame = frame.copy()
     frame.loc[frame["n_instances"] < 2, ["ci_low", "ci_high"]] = np.nan
-    skills = skill_order(set(frame["skill"]) - {OVERALL}) + [OVERALL]
-    order = {s: i for i, s in enumerate(skills)}
-    frame = frame.assign(_o=frame["skill"].map(order).fillna(len(order)))
+    frame["few_instances"] = frame["n_instances"] < MIN_INSTANCES
+    named = frame["scope"] == SCOPE_CRITERION
+    order = {s: i for i, s in enumerate(skill_order(frame.loc[named, "skill"]))}
+    frame = frame.assign(_o=frame["skill"].where(named).map(order).fillna(len(order)))
     if "slice" in frame and frame["slice"].isna().all():
         frame = frame.drop(columns="slice")
     keys = ["_o"] + (["slice"] if "slice" in frame else [])
-    return frame.sort_values(keys, kind="stable").drop(columns="_o").reset_index(drop=True)
+    frame = frame.sort_values(keys, kind="stable").drop(columns="_o").reset_index(drop=True)
+    first = [c for c in ("scope", "skill", "slice") if c in frame]
+    return frame[first + [c for c in frame if c not in first]]

@@ -26,9 +26,9 @@ from analysis.views.sample_detail import SAMPLE_RESPONSE
 INSTANCE_RUBRIC = """
 SELECT u.skill, COALESCE(k.label, u.skill) AS label, k.definition, k.rubric,
        COALESCE(k.scale_min, 1) AS scale_min, COALESCE(k.scale_max, 5) AS scale_max
-FROM (SELECT unnest(skills) AS skill, generate_subscripts(skills, 1) AS pos
+FROM (SELECT dataset, unnest(skills) AS skill, generate_subscripts(skills, 1) AS pos
       FROM instances WHERE dataset = ? AND instance_id = ?) u
-LEFT JOIN skills k USING (skill)
+LEFT JOIN dataset_skills k USING (dataset, skill)
 ORDER BY u.pos
 """
 

@@ -12,16 +12,24 @@ from analysis.core.filters import Filters
 from analysis.core.store import Store
 from analysis.stats.means import MOMENT_COLS
 from analysis.views.cells import CELL_COLS, cell_means, cell_moments, means
+from analysis.views.criteria import criterion_labels, split_labels, with_labels
+from analysis.views.tables import for_people, people_csv
 
 
 def by_difficulty(store: Store, f: Filters) -> pd.DataFrame:
-    """model, skill, difficulty (1-5; NaN = unlabeled), cell columns."""
-    return cell_means(store, f, ("model", "skill", "difficulty"))
+    """model, skill, label (the dataset's label of the criterion), difficulty (1-5; NaN =
+    unlabeled), cell columns."""
+    return with_labels(
+        cell_means(store, f, ("model", "skill", "difficulty")), criterion_labels(store, f.dataset)
+    )
 
 
 def by_domain(store: Store, f: Filters) -> pd.DataFrame:
-    """model, skill, domain, cell columns. A two-domain instance's scores count in both."""
-    return cell_means(store, f, ("model", "skill", "domain"))
+    """model, skill, label, domain, cell columns. A two-domain instance's scores count in
+    both."""
+    return with_labels(
+        cell_means(store, f, ("model", "skill", "domain")), criterion_labels(store, f.dataset)
+    )
 
 
 def by_source_task(store: Store, f: Filters) -> pd.DataFrame:
@@ -32,13 +40,15 @@ def by_source_task(store: Store, f: Filters) -> pd.DataFrame:
 
 
 def hard_vs_full(store: Store, f: Filters) -> pd.DataFrame:
-    """Per model × skill: the mean on the full set and on its FLASK-Hard instances, with CIs
-    and n, and the relative change (hard - full) / full. Empty when no instance is in
-    FLASK-Hard. The other filters apply to both sides; the FLASK-Hard toggle is ignored."""
+    """Per model × skill (and its label): the mean on the full set and on its FLASK-Hard
+    instances, with CIs and n, and the relative change (hard - full) / full. Empty when no
+    instance is in FLASK-Hard. The other filters apply to both sides; the FLASK-Hard toggle is
+    ignored."""
     keys = ("model", "skill")
     m = cell_moments(store, replace(f, flask_hard_only=False), (*keys, "flask_hard"))
     if m.empty or not m["flask_hard"].any():
-        return pd.DataFrame(columns=[*keys, *_side_cols("full"), *_side_cols("hard"), "rel_change"])
+        cols = [*keys, "label", *_side_cols("full"), *_side_cols("hard"), "rel_change"]
+        return pd.DataFrame(columns=cols)
     full = m.groupby(list(keys), as_index=False).agg(
         **{c: (c, "sum") for c in (*MOMENT_COLS, "n_na")},
         lowest=("lowest", "min"),
@@ -48,7 +58,8 @@ def hard_vs_full(store: Store, f: Filters) -> pd.DataFrame:
     hard = means(m[m["flask_hard"].astype(bool)].drop(columns="flask_hard"), keys)
     out = full.merge(hard, on=list(keys), how="left", suffixes=("_full", "_hard"))
     out["rel_change"] = (out["mean_hard"] - out["mean_full"]) / out["mean_full"]
-    return out[[*keys, *_side_cols("full"), *_side_cols("hard"), "rel_change"]]
+    out = out[[*keys, *_side_cols("full"), *_side_cols("hard"), "rel_change"]]
+    return with_labels(out, criterion_labels(store, f.dataset))
 
 
 def _side_cols(side: str) -> list[str]:
@@ -56,15 +67,32 @@ def _side_cols(side: str) -> list[str]:
 
 
 def task_table(table: pd.DataFrame, model: str) -> pd.DataFrame:
-    """The source-task rows of one model, for the sortable table."""
-    rows = table[table["model"] == model].drop(columns="model")
-    return rows.round({"mean": 3, "ci_low": 3, "ci_high": 3}).reset_index(drop=True)
+    """The source-task rows of one model, for the sortable table (views/tables.py's formats;
+    source tasks by their proper names)."""
+    rows = table[table["model"] == model].drop(columns="model").reset_index(drop=True)
+    return for_people(rows)
+
+
+def _hard_rows(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.copy()
+    out["rel_change_%"] = 100 * out.pop("rel_change")
+    return out
 
 
 def hard_table(table: pd.DataFrame) -> pd.DataFrame:
-    """hard_vs_full, rounded for reading (relative change in %)."""
-    if table.empty:
-        return table
-    out = table.copy()
-    out["rel_change_%"] = (100 * out.pop("rel_change")).round(1)
-    return out.round(3)
+    """hard_vs_full for reading: skill labels (the dataset's), relative change in %."""
+    rows, labels = split_labels(_hard_rows(table))
+    return for_people(rows, labels=labels)
+
+
+def hard_csv(table: pd.DataFrame) -> bytes:
+    """``hard_table`` as CSV, numbers at full precision."""
+    rows, labels = split_labels(_hard_rows(table))
+    return people_csv(rows, labels=labels)
+
+
+def table_csv(table: pd.DataFrame) -> bytes:
+    """A breakdown (by difficulty, domain or source task) as CSV: skill labels (the dataset's),
+    source tasks by their proper names, readable headers, numbers at full precision."""
+    rows, labels = split_labels(table)
+    return people_csv(rows, labels=labels)

@@ -28,7 +28,8 @@ CELL_GROUPS = {  # group name → its SQL expression (selected AS the name)
 
 JOIN_INSTANCES = "JOIN instances i USING (dataset, instance_id)"
 
-JOIN_SKILLS = "LEFT JOIN skills k ON k.skill = s.skill"
+# A dataset's own criterion, else the shared skill (schema.sql: criteria belong to a dataset).
+JOIN_SKILLS = "LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill"
 
 # FLASK's rule: an instance counts toward each of its domains; no domain → "(unlabeled)".
 JOIN_DOMAINS = """JOIN (
@@ -100,7 +101,9 @@ GROUP BY ALL
 # Model × ability: per model × instance one sum/count per ability (FILTER on the ability's
 # position g in the bound list), then one row per ability again (unnest). {inner} / {outer}
 # repeat per ability j; {join} adds the instances when the filters need them.
-ABILITY_NAMES = "SELECT DISTINCT COALESCE(ability, label, skill) FROM skills ORDER BY 1"
+ABILITY_NAMES = """
+SELECT DISTINCT COALESCE(ability, label, skill) FROM dataset_skills WHERE dataset = ? ORDER BY 1
+"""
 
 ABILITY_INNER = """sum(score) FILTER (WHERE g = {g}) AS t{j},
     count(score) FILTER (WHERE g = {g}) AS c{j}, count(*) FILTER (WHERE g = {g}) AS r{j}"""
@@ -117,7 +120,8 @@ WITH rows AS (
            list_position(?::VARCHAR[], """
     + CELL_GROUPS["ability"]
     + """) AS g
-    FROM latest_scores s LEFT JOIN skills k ON k.skill = s.skill
+    FROM latest_scores s
+    LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
     WHERE {inner_where}
 ), per_instance AS (
     SELECT dataset, model, instance_id, {inner}
@@ -211,7 +215,7 @@ def query_moments(con, f: Filters, groups: tuple[str, ...]) -> pd.DataFrame:
     ``means``). With a domain filter, only the chosen domains are kept as cells."""
     abilities = None
     if "ability" in groups:
-        abilities = [a for (a,) in con.execute(ABILITY_NAMES).fetchall()]
+        abilities = [a for (a,) in con.execute(ABILITY_NAMES, [f.dataset]).fetchall()]
     sql, params = cell_sql(f, groups, abilities)
     raw = con.execute(sql, params).df()
     if "n_rows" in raw:  # the ability query lists every ability: keep those with scores

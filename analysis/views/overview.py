@@ -3,6 +3,8 @@ leaderboard (mean per ability and overall, with instance-bootstrap CIs and n).""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from analysis.core.filters import FilterOptions, Filters, filter_sql
@@ -10,7 +12,10 @@ from analysis.core.store import Store
 from analysis.core.taxonomy import ABILITIES, DIFFICULTY_LEVELS
 from analysis.ingest.demo import build_and_write_demo
 from analysis.stats.means import grouped_means
+from analysis.stats.ranks import MIN_INSTANCES
+from analysis.views.criteria import labels_in, with_labels
 from analysis.views.scorers import JUDGES_OF_DATASET
+from analysis.views.tables import fmt_ci, for_people
 
 DATASET_SUMMARY = """
 SELECT d.dataset, d.title,
@@ -40,18 +45,20 @@ SELECT list_sort(list_distinct(flatten(list(domains)))) AS domains,
 FROM instances WHERE dataset = ?
 """
 
-# Instances in the filtered slice (scores of the chosen judge), counted per skill × domain.
-# An instance counts toward each of its domains (FLASK's rule); no domain → "(unlabeled)".
-# The second parameter restricts the columns to the domains the filter asked for (empty = all).
+# What the dataset asks for, per skill × domain: the slice's instances counted from the
+# instances table alone (their own skill and domain labels), so Coverage needs no judge and
+# shows before anything is scored. An instance counts toward each of its domains (FLASK's rule);
+# no domain → "(unlabeled)". The last parameter keeps the domains the filter asked for (empty =
+# all): an instance of Math and Coding, picked by Math, is not counted under Coding.
 COVERAGE = """
 WITH picked AS (
-    SELECT DISTINCT s.instance_id, s.skill,
+    SELECT i.instance_id, unnest(i.skills) AS skill,
            CASE WHEN len(i.domains) = 0 THEN ['(unlabeled)'] ELSE i.domains END AS domains
-    FROM latest_scores s JOIN instances i USING (dataset, instance_id)
+    FROM instances i
     WHERE {where}
 )
-SELECT skill, domain, count(*) AS instances
-FROM (SELECT skill, unnest(domains) AS domain FROM picked)
+SELECT skill, domain, count(DISTINCT instance_id) AS instances
+FROM (SELECT instance_id, skill, unnest(domains) AS domain FROM picked)
 WHERE len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], domain)
 GROUP BY ALL
 """
@@ -66,7 +73,7 @@ SELECT s.model, COALESCE(k.ability, k.label, s.skill) AS grp, s.instance_id,
            - COALESCE(k.scale_min, 1))) AS total01
 FROM latest_scores s
 JOIN instances i USING (dataset, instance_id)
-LEFT JOIN skills k ON k.skill = s.skill
+LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
 WHERE {where}
 GROUP BY ALL
 """
@@ -77,6 +84,7 @@ COUNT_DATASETS = "SELECT count(*) FROM datasets"
 
 OVERALL = "Overall"
 OVERALL_01 = "Overall (0–1, criteria rescaled)"
+FEW_MARK = "†"  # after a mean whose CI rests on fewer than MIN_INSTANCES instances
 
 
 def ensure_data(store: Store) -> bool:
@@ -98,6 +106,11 @@ def datasets(store: Store) -> pd.DataFrame:
         return con.execute(DATASET_SUMMARY).df()
 
 
+def datasets_table(sets: pd.DataFrame) -> pd.DataFrame:
+    """``datasets()`` for reading: readable headers, blanks (no seed on real data), yes/no."""
+    return for_people(sets)
+
+
 def filter_options(store: Store, dataset: str) -> FilterOptions:
     with store.read() as con:
         judges = con.execute(JUDGES_OF_DATASET, [dataset]).fetchall()
@@ -115,22 +128,29 @@ def filter_options(store: Store, dataset: str) -> FilterOptions:
 
 
 def coverage(store: Store, filters: Filters) -> pd.DataFrame:
-    """Instances per skill × domain in the slice (long format: skill, domain, instances)."""
-    where, params = filter_sql(filters)
+    """Instances per skill × domain in the slice (long format: skill, label (the dataset's),
+    domain, instances), from the instances alone: the sidebar's domain, difficulty, source-task
+    and FLASK-Hard filters apply; its judge and models do not (an instance is asked of every
+    model)."""
+    where, params = filter_sql(replace(filters, judge=None, models=()), alias="i")
     domains = list(filters.domains)
     with store.read() as con:
-        return con.execute(COVERAGE.format(where=where), [*params, domains, domains]).df()
+        cov = con.execute(COVERAGE.format(where=where), [*params, domains, domains]).df()
+        return with_labels(cov, labels_in(con, filters.dataset))
 
 
 def leaderboard(store: Store, filters: Filters, *, n_boot: int = 1000) -> pd.DataFrame:
     """Long format: model, group (an ability or Overall), mean, ci_low, ci_high, n,
-    n_instances, n_na. Overall pools every skill score of the model (the mean over all
-    non-N/A skill scores); the CI resamples instances."""
+    n_instances, n_na, few_instances (the CI rests on fewer than 5 instances), rank (among the
+    models in that group; equal means, compared exactly, share a rank: 1, 2, 2, 4), rank_low,
+    rank_high (its 95% interval, ranks recomputed in every resample). Overall pools every
+    skill score of the model (the mean over all non-N/A skill scores); the CIs resample
+    instances, one set of resamples for every mean and rank."""
     where, params = filter_sql(filters)
     with store.read() as con:
         rows = con.execute(SCORE_SUMS_BY_ABILITY.format(where=where), params).df()
     if rows.empty:
-        return grouped_means(rows, ["model", "group"])
+        return grouped_means(rows, ["model", "group"], rank_by="model")
     # Pooling criteria with different scales (custom datasets) is only meaningful on 0-1.
     mixed = rows[["scale_min", "scale_max"]].drop_duplicates().shape[0] > 1
     pooled = rows.assign(total=rows["total01"]) if mixed else rows
@@ -140,31 +160,69 @@ def leaderboard(store: Store, filters: Filters, *, n_boot: int = 1000) -> pd.Dat
         .assign(grp=OVERALL_01 if mixed else OVERALL)
     )
     both = pd.concat([rows, overall], ignore_index=True).rename(columns={"grp": "group"})
-    table = grouped_means(both, ["model", "group"], n_boot=n_boot)
+    table = grouped_means(both, ["model", "group"], n_boot=n_boot, rank_by="model")
     order = {g: i for i, g in enumerate((*ABILITIES, OVERALL, OVERALL_01))}
     table["_o"] = table["group"].map(order).fillna(len(order) - 0.5)
     return table.sort_values(["model", "_o"]).drop(columns="_o").reset_index(drop=True)
 
 
 def leaderboard_wide(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per model, ranked by Overall: 'mean [lo, hi]' per group, and n."""
+    """One row per model, ranked by Overall (tied means share a rank): 'mean [lo, hi]' per
+    group (marked FEW_MARK when the CI rests on fewer than 5 instances; no CI from one), the
+    rank's 95% interval, n, and whether any CI in the row rests on fewer than 5 instances."""
     if table.empty:
         return pd.DataFrame()
-    text = table.assign(
-        cell=table.apply(lambda r: f"{r['mean']:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", axis=1)
-    )
-    wide = text.pivot(index="model", columns="group", values="cell")
+    cells = [
+        fmt_ci(*row[:3]) + (f" {FEW_MARK}" if row[3] else "")
+        for row in table[["mean", "ci_low", "ci_high", "few_instances"]].to_numpy()
+    ]
+    wide = table.assign(cell=cells).pivot(index="model", columns="group", values="cell")
     top = OVERALL if OVERALL in wide.columns else OVERALL_01
     overall = table[table["group"] == top].set_index("model")
     cols = [c for c in (top, *ABILITIES) if c in wide.columns]
     cols += [c for c in wide.columns if c not in cols]
-    wide = wide[cols]
+    wide = wide[cols].fillna("")
+    spans = [_rank_span(lo, hi) for lo, hi in overall[["rank_low", "rank_high"]].to_numpy()]
+    # by model, as the columns below: the pivot's rows are in its own (sorted) order
+    wide["rank 95% interval"] = pd.Series(spans, index=overall.index, dtype=object)
     wide["n scores"] = overall["n"]
     wide["n instances"] = overall["n_instances"]
-    wide = wide.loc[overall["mean"].sort_values(ascending=False).index]
-    wide = wide.reset_index()
-    wide.insert(0, "rank", range(1, len(wide) + 1))
+    wide[f"CI from < {MIN_INSTANCES} instances"] = table.groupby("model")["few_instances"].any()
+    order = overall.assign(_m=overall.index).sort_values(["rank", "_m"], na_position="last")
+    wide = wide.loc[order.index].reset_index()
+    wide.insert(0, "rank", order["rank"].astype("Int64").to_numpy())
+    wide.columns.name = None  # the pivot's "group" would show as a header of headers
     return wide
+
+
+# The leaderboard's fixed columns for people (its other columns are named after the groups).
+LEADERBOARD_HEADERS = {
+    "rank": "Rank",
+    "model": "Model",
+    "rank 95% interval": "Rank (95% interval)",
+    "n scores": "Scores (n)",
+    "n instances": "Instances",
+}
+
+
+def leaderboard_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``leaderboard_wide`` for the page: readable headers on its fixed columns (the group
+    columns keep their names: a dataset's own criterion may be called anything), whole numbers,
+    blanks, yes/no."""
+    wide = leaderboard_wide(table)
+    fixed = [c for c in wide.columns if c in LEADERBOARD_HEADERS or c.startswith("CI from")]
+    people = for_people(wide[fixed], headers=LEADERBOARD_HEADERS)
+    people.columns = fixed  # back to the raw names, to put the texts in place
+    out = wide.copy()
+    out[fixed] = people
+    return out.rename(columns=LEADERBOARD_HEADERS)
+
+
+def _rank_span(lo: float, hi: float) -> str:
+    """'2–5', '1' when the interval is one rank, '' when there is none."""
+    if pd.isna(lo) or pd.isna(hi):
+        return ""
+    return f"{int(lo)}" if lo == hi else f"{int(lo)}–{int(hi)}"
 
 
 def difficulty_label(level: int) -> str:

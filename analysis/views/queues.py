@@ -21,6 +21,7 @@ import pandas as pd
 
 from analysis.core.errors import InputError, NotFoundError
 from analysis.core.store import Store
+from analysis.views.tables import for_people
 
 QUEUE_ADD = """
 INSERT INTO queue_items (queue, dataset, instance_id, model)
@@ -187,3 +188,8 @@ def table(store: Store, queue: str, dataset: str) -> pd.DataFrame:
             "added_at": [r.added_at for r in rows],
         }
     )
+
+
+def display_table(store: Store, queue: str, dataset: str) -> pd.DataFrame:
+    """``table`` for reading: readable headers, the time it was added to the minute."""
+    return for_people(table(store, queue, dataset))

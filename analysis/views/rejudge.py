@@ -12,8 +12,17 @@ import pandas as pd
 from analysis.core.errors import InputError
 from analysis.core.filters import Filters, filter_sql
 from analysis.core.store import Store
+from analysis.stats.agreement import LABELS
 from analysis.views import queues
-from analysis.views.agreement import OVERALL, AgreementQuery, agreement
+from analysis.views.agreement import (
+    ALL_LABEL,
+    SCOPE_CRITERION,
+    AgreementQuery,
+    agreement,
+    for_skill,
+)
+from analysis.views.criteria import criterion_labels, split_labels, with_labels
+from analysis.views.tables import for_people
 from judges.config import JudgeConfig, default, page_settings, value_type
 
 # Responses in the sidebar's slice (no judge condition), the "by filters" re-judge selection.
@@ -108,18 +117,34 @@ def compare(
     table = pd.concat(sides, axis=1).reset_index()
     table = table[table["before"].notna() | table["after"].notna()]
     table = table.assign(change=table["after"] - table["before"]).sort_values(_KEY)
+    table = with_labels(table, criterion_labels(store, dataset))  # the dataset's own labels
     stats = []
     if not humans.empty:
         f = Filters(dataset)
         for label, judge in (("before", before), ("after", after)):
             r = agreement(store, AgreementQuery(f, judge, HUMANS, items=tuple(items)))
             if not r.stats.empty:
-                skills = set(r.stats["skill"])
-                pick = OVERALL if OVERALL in skills else next(iter(skills))  # one skill only
-                stats.append(r.stats[r.stats["skill"] == pick].assign(judge=f"{label}: {judge}"))
+                pick = for_skill(r.stats, None)  # all criteria pooled (or the only one)
+                named = pick["skill"].where(pick["scope"] == SCOPE_CRITERION, ALL_LABEL)
+                stats.append(pick.assign(skill=named, judge=f"{label}: {judge}"))
     cols = ["judge", "skill", "statistic", "value", "ci_low", "ci_high", "n"]
     agree = pd.concat(stats, ignore_index=True)[cols] if stats else pd.DataFrame(columns=cols)
     return Comparison(table.reset_index(drop=True), agree, len(items), not humans.empty)
+
+
+def before_after_table(result: Comparison, before: str, after: str) -> pd.DataFrame:
+    """Before/after per sample and skill for reading: skill labels, scores with 2 decimals,
+    blanks where a side gave none, each side headed by its judge."""
+    headers = {"before": f"Before: {before}", "after": f"After: {after}"}
+    rows, labels = split_labels(result.table)
+    return for_people(rows, labels=labels, headers=headers)
+
+
+def agreement_table(result: Comparison) -> pd.DataFrame:
+    """Agreement with the humans for reading: statistic names, 3 decimals, blank CIs."""
+    frame = result.agreement
+    named = frame.assign(statistic=frame["statistic"].map(lambda s: LABELS.get(s, s)))
+    return for_people(named)
 
 
 def visitor_config(store: Store, values: dict[str, Any], prompt_file: str) -> JudgeConfig:

@@ -6,10 +6,14 @@ Everything returned here is untrusted text from model and judge outputs: pages s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from analysis.core.errors import NotFoundError
 from analysis.core.store import Store
+from analysis.views.criteria import labels_in
+from analysis.views.source_tasks import task_label
+from analysis.views.tables import skill_label
 
 SAMPLE_INSTANCE = """
 SELECT instruction, reference, source_task, difficulty, domains, skills, flask_hard
@@ -57,6 +61,9 @@ class JudgeView:
     raw_output: str | None
     parse_status: str
     error: str | None
+    # skill id → the dataset's label (its own criteria's, else FLASK's), for ``score_lines``;
+    # None: FLASK's labels (views/tables.skill_label)
+    labels: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class SampleDetail:
     skills: tuple[str, ...]
     flask_hard: bool
     judges: tuple[JudgeView, ...] = field(default=())
+    labels: Mapping[str, str] | None = None  # skill id → the dataset's label, as JudgeView's
 
 
 def detail(store: Store, dataset: str, instance_id: str, model: str) -> SampleDetail:
@@ -83,6 +91,7 @@ def detail(store: Store, dataset: str, instance_id: str, model: str) -> SampleDe
         resp = con.execute(SAMPLE_RESPONSE, key).fetchone()
         judgments = con.execute(SAMPLE_JUDGMENTS, key + key).fetchall()
         scores = con.execute(SAMPLE_SCORES, key).fetchall()
+        labels = labels_in(con, dataset)
     if inst is None or (resp is None and not judgments):
         raise NotFoundError(
             f"No response of model '{model}' to instance '{instance_id}' in dataset "
@@ -94,16 +103,16 @@ def detail(store: Store, dataset: str, instance_id: str, model: str) -> SampleDe
     for judge, skill, score in sorted(scores, key=lambda r: (order.get(r[1], 99), r[1])):
         by_judge.setdefault(judge, {})[skill] = None if score is None else float(score)
     views = tuple(
-        JudgeView(j, kind, by_judge.get(j, {}), rationale, raw, status, error)
+        JudgeView(j, kind, by_judge.get(j, {}), rationale, raw, status, error, labels)
         for j, kind, rationale, raw, status, error, _ in judgments
     )
     seen = {v.judge for v in views}  # scores without a judgment row (bare score imports)
-    views += tuple(JudgeView(j, "llm", s, None, None, "ok", None)
+    views += tuple(JudgeView(j, "llm", s, None, None, "ok", None, labels)
                    for j, s in by_judge.items() if j not in seen)  # fmt: skip
     return SampleDetail(
         dataset, instance_id, model, instruction or "", reference or "",
         None if resp is None else resp[0], task, None if level is None else int(level),
-        tuple(domains or ()), tuple(skills or ()), bool(hard), views,
+        tuple(domains or ()), tuple(skills or ()), bool(hard), views, labels,
     )  # fmt: skip
 
 
@@ -116,4 +125,19 @@ def score_lines(view: JudgeView) -> str:
     """A judge's scores as plain text, one 'skill: score' line per skill (N/A spelled out)."""
     if not view.scores:
         return "(no scores)"
-    return "\n".join(f"{s}: {'N/A' if v is None else f'{v:g}'}" for s, v in view.scores.items())
+    return "\n".join(
+        f"{skill_label(s, view.labels)}: {'N/A' if v is None else f'{v:g}'}"
+        for s, v in view.scores.items()
+    )
+
+
+def facts(d: SampleDetail) -> str:
+    """One line about the instance: level, source task (its proper name), domains, skills (by
+    label), FLASK-Hard. Plain text: the page escapes it for markdown."""
+    parts = [
+        f"level {d.difficulty or 'unlabeled'}",
+        f"task {task_label(d.source_task) or '–'}",
+        f"domains {', '.join(d.domains) or '–'}",
+        f"skills {', '.join(skill_label(s, d.labels) for s in d.skills) or '–'}",
+    ]
+    return " · ".join(parts + (["FLASK-Hard"] if d.flask_hard else []))

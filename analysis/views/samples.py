@@ -22,12 +22,13 @@ from analysis.core.errors import InputError
 from analysis.core.filters import Filters, filter_sql
 from analysis.core.store import Store
 from analysis.views.scorers import JUDGES_OF_DATASET
+from analysis.views.tables import for_people, header
 
 DATASET_SKILLS = """
 SELECT k.skill, COALESCE(k.label, u.skill) AS label, COALESCE(k.scale_min, 1) AS scale_min,
        COALESCE(k.scale_max, 5) AS scale_max
-FROM (SELECT DISTINCT unnest(skills) AS skill FROM instances WHERE dataset = ?) u
-LEFT JOIN skills k USING (skill)
+FROM (SELECT DISTINCT dataset, unnest(skills) AS skill FROM instances WHERE dataset = ?) u
+LEFT JOIN dataset_skills k USING (dataset, skill)
 ORDER BY k.display_order NULLS LAST, u.skill
 """
 
@@ -345,6 +346,15 @@ def judge_column(judge: str) -> str:
     """The column of ``SamplePage.rows`` holding a judge's mean score (prefixed, so a judge
     named like a fixed column cannot clash with it)."""
     return f"score::{judge}"
+
+
+def display_rows(page: SamplePage) -> pd.DataFrame:
+    """The page's rows for reading, in the same order (a table selection's positions index
+    ``page.rows``): readable headers, source tasks by their proper names, each judge's column
+    headed by the judge's name, scores with 2 decimals, blanks where a judge gave none."""
+    fixed = {header(c) for c in page.rows.columns}
+    names = {judge_column(j): j if j not in fixed else f"{j} · judge" for j in page.judges}
+    return for_people(page.rows, headers=names)
 
 
 def score_scale(skills: pd.DataFrame, skill: str | None) -> tuple[float, float]:

@@ -4,6 +4,7 @@ the judges it stands for."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -11,6 +12,9 @@ import pandas as pd
 from analysis.core.errors import InputError, NotFoundError
 from analysis.core.store import Store
 from analysis.core.taxonomy import SKILLS
+from analysis.views import tables
+from analysis.views.criteria import labels_in
+from analysis.views.tables import judge_label
 
 # Everyone who scored the dataset (latest scores), LLM judges first, then by how much they scored.
 JUDGES_OF_DATASET = """
@@ -46,6 +50,12 @@ class ScorerChoices:
     default_a: str | None
     default_b: str | None
     skills: tuple[str, ...]  # the dataset's skills or criteria, in taxonomy order
+    # skill id → the dataset's label (its own criteria's, else FLASK's: dataset_skills)
+    skill_labels: dict[str, str] | None = None
+
+    def skill_label(self, skill: str | None) -> str:
+        """The Skill picker's text: the dataset's label; None: all skills."""
+        return skill_label(skill, self.skill_labels)
 
 
 def scorer_choices(store: Store, dataset: str) -> ScorerChoices:
@@ -53,23 +63,26 @@ def scorer_choices(store: Store, dataset: str) -> ScorerChoices:
     known = scorer_options(store, dataset)
     with store.read() as con:
         skills = skill_order(s for (s,) in con.execute(SKILLS_OF_DATASET, [dataset]).fetchall())
+        names = labels_in(con, dataset)
     kinds = known["kind"].fillna("llm")
     groups = [f"kind:{k}" for k in KINDS if (kinds == k).any()]
     judges = list(known["judge"])
     labels = {"kind:human": "All humans (mean per item)", "kind:llm": "All LLM judges (mean)"}
-    labels |= {j: f"{j} ({k})" for j, k in zip(judges, kinds, strict=True)}
+    labels |= {j: judge_label(j, k) for j, k in zip(judges, kinds, strict=True)}
     llms = [j for j, k in zip(judges, kinds, strict=True) if k == "llm"]
     a = llms[0] if llms else (judges[0] if judges else None)
     humans = [j for j, k in zip(judges, kinds, strict=True) if k == "human"]
     # All humans, unless A is the only human: then A vs all humans would be A vs itself.
     b = "kind:human" if humans and humans != [a] else next((j for j in judges if j != a), None)
-    return ScorerChoices(tuple(groups + judges), labels, a, b, tuple(skills))
+    return ScorerChoices(tuple(groups + judges), labels, a, b, tuple(skills), names)
 
 
-def skill_label(skill: str | None) -> str:
+def skill_label(skill: str | None, labels: Mapping[str, str] | None = None) -> str:
+    """A criterion for people: ``labels`` (the dataset's, from views/criteria.py) when given,
+    else FLASK's; None: all skills."""
     if skill is None:
         return "All skills"
-    return SKILLS[skill].label if skill in SKILLS else skill
+    return str(tables.skill_label(skill, labels))
 
 
 def resolve(spec: str, known: pd.DataFrame) -> Scorer:

@@ -42,7 +42,7 @@ def test_load_flask_button_then_sidebar_shows_it(tmp_path, flask_dir):
         page.get_by_role("button", name="Load FLASK").click()
         page.get_by_text("FLASK imported").wait_for(timeout=120_000)
         page.get_by_role("button", name="Show FLASK").click()
-        page.get_by_text("has no scores yet").wait_for(timeout=60_000)
+        page.get_by_text("has no scores at all").wait_for(timeout=60_000)
         side = page.locator("[data-testid='stSidebar']").inner_text()
         assert "FLASK" in side and "Simulated demo" not in side  # the dataset select's value
         assert page.get_by_text("Simulated data").count() == 0  # real data: no banner

@@ -131,12 +131,12 @@ SCORE_CASES = [
      "1,alpaca,r,grade,3,0.5,4\n", {}, 2, "scale_min", ["whole numbers"]),
     ("flask-skill-on-another-scale", "s.csv", "instance_id,model,judge,skill,score,scale_min,"
      "scale_max\n1,alpaca,r,correctness,7,1,10\n", {}, 2, "scale_min",
-     ["'correctness' is a FLASK skill, scored 1-5"]),
+     ["dataset 'flask' already scores 'correctness' as FLASK's skill (1-5)", "declares 1-10"]),
     ("criterion-with-two-scales", "s.csv", "instance_id,model,judge,skill,score,scale_min,"
      "scale_max\n1,alpaca,r,grade,3,1,5\n2,alpaca,r,grade,3,1,10\n", {}, 3, "scale_min",
      ["scale of criterion 'grade' is 1-10 here but 1-5 on line 2"]),
     ("criterion-exists-on-another-scale", "s.csv", H + "3,alpaca,r,passed,3\n",
-     {"scale": (1, 5)}, 2, "skill", ["'passed' already exists with scale 0-1"]),
+     {"scale": (1, 5)}, 2, "skill", ["'passed' of dataset 'flask' already exists with scale 0-1"]),
     ("unknown-difficulty", "s.csv", "instance_id,model,judge,skill,score,difficulty\n"
      "1,alpaca,r,correctness,4,3\n2,alpaca,r,correctness,4,rocket science\n", {},
      3, "difficulty", ["unknown difficulty 'rocket science'", "expert level knowledge"]),

@@ -105,7 +105,7 @@ def test_instances_have_flask_mix(demo: Batch) -> None:
 def test_texts_are_marked_simulated_and_lengths_follow_strength(demo: Batch) -> None:
     inst, resp = demo.instances, demo.responses
     for col in (inst["instruction"], inst["reference"], resp["text"]):
-        assert col.str.startswith("[simulated]").all()
+        assert col.str.startswith("[simulated] ").all()  # the tag; more in test_demo_texts.py
     assert len(resp) == 1740 * len(MODELS)
     length = resp.assign(n=resp["text"].str.len()).groupby("model")["n"].mean()
     strength = published_means("full").mean(axis=1)

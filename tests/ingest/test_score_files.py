@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -13,9 +15,11 @@ import pytest
 
 from analysis.cli.main import main
 from analysis.core.errors import InputError
+from analysis.core.filters import Filters
 from analysis.core.store import Store
 from analysis.ingest.flask_source import import_flask
 from analysis.ingest.score_files import import_scores, parse_score_file
+from analysis.views import radar
 from tests.mini_flask import build_flask, counts, query, snapshot
 
 # One table, written as CSV, JSONL and Parquet. Scores: real-valued, N/A in several spellings,
@@ -135,11 +139,13 @@ def test_custom_criteria_with_their_own_scales(tmp_path):
     ])  # fmt: skip
     store = Store(tmp_path / "s.duckdb")
     report = import_scores(store, path, judge="bench-judge", kind="llm", scale=(1, 10))
-    skills = query(store, "SELECT skill, scale_min, scale_max, custom, ability, label "
-                   "FROM skills WHERE custom ORDER BY skill")  # fmt: skip
-    assert skills == [("fluency", 1.0, 3.0, True, None, "fluency"),
-                      ("overall", 1.0, 10.0, True, None, "overall"),
-                      ("passed", 0.0, 1.0, True, None, "passed")]  # fmt: skip
+    # Criteria belong to the dataset (named after the file): rows of `criteria`, not `skills`.
+    skills = query(store, "SELECT dataset, skill, scale_min, scale_max, ability, label "
+                   "FROM criteria ORDER BY skill")  # fmt: skip
+    assert skills == [("bench", "fluency", 1.0, 3.0, None, "fluency"),
+                      ("bench", "overall", 1.0, 10.0, None, "overall"),
+                      ("bench", "passed", 0.0, 1.0, None, "passed")]  # fmt: skip
+    assert query(store, "SELECT count(*) FROM skills") == [(12,)]  # FLASK's, shared
     assert latest(store) == {
         ("a", "m1", "bench-judge", "fluency"): 2.5, ("a", "m1", "bench-judge", "passed"): 0.0,
         ("b", "m1", "bench-judge", "passed"): 1.0, ("b", "m1", "bench-judge", "fluency"): 3.0,
@@ -153,7 +159,7 @@ def test_custom_criteria_with_their_own_scales(tmp_path):
                       [("c", "m1", "fluency", "1.5"), ("c", "m1", "overall", "10")])  # fmt: skip
     import_scores(store, later, judge="bench-judge", dataset="bench")
     assert latest(store, "bench")[("c", "m1", "bench-judge", "overall")] == 10.0
-    assert query(store, "SELECT count(*) FROM skills WHERE custom") == [(3,)]
+    assert query(store, "SELECT count(*) FROM criteria") == [(3,)]
 
 
 def test_reimporting_the_same_file_changes_nothing(tmp_path):
@@ -327,7 +333,8 @@ def test_the_cli_imports_and_reports(tmp_path, capsys):
                                  ("y", "m", "j", "helpfulness"): None}  # fmt: skip
     bad = write_csv(tmp_path / "bad.csv", ["instance_id", "model", "skill", "score"],
                     [("x", "m", "helpfulness", "11")])  # fmt: skip
-    assert main(["import-scores", str(bad), "--judge", "j", "--db", str(db)]) == 2
+    assert main(["import-scores", str(bad), "--judge", "j", "--dataset", "cli",
+                 "--db", str(db)]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert f"{bad}, line 2, field 'score'" in err and "1-10" in err
 
@@ -338,3 +345,120 @@ def test_parse_is_pure_and_scores_are_floats(tmp_path):
     values = [v for v in batch.scores["score"]]
     assert sum(math.isnan(v) for v in values) == 3
     assert {r.run_id for r in batch.runs} == set(batch.scores["run_id"])
+
+
+# --------------------------------------------------------------------- --out-of-scale
+
+REPO = Path(__file__).resolve().parents[2]
+OOS_COLS = ["instance_id", "model", "judge", "skill", "score", "scale_min", "scale_max"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def _oos_rows() -> tuple[list[tuple], list[int]]:
+    """8 instances x 2 models x (readability, FLASK 1-5; clarity, own 1-3), judge "rater".
+    12 responses have one score outside its scale (-1 or 0: "not rated"), the other one not;
+    returns the rows and the positions of the out-of-scale ones."""
+    rows, bad = [], []
+    for i in range(8):
+        for m in ("m1", "m2"):
+            k = 2 * i + (m == "m2")
+            read = 1 + (i + k) % 5
+            clar = 1 + (3 * i + k) % 3
+            if k < 12 and k % 2 == 0:
+                read = -1
+            elif k < 12:
+                clar = 0
+            for skill, v, lo, hi in (("readability", read, "", ""), ("clarity", clar, 1, 3)):
+                if (skill == "readability" and v == -1) or (skill == "clarity" and v == 0):
+                    bad.append(len(rows))
+                rows.append((f"q{i}", m, "rater", skill, v, lo, hi))
+    return rows, bad
+
+
+def test_out_of_scale_na_keeps_the_rest_identical(tmp_path):
+    rows, bad = _oos_rows()
+    full = write_csv(tmp_path / "full.csv", OOS_COLS, rows)
+    kept = [r for p, r in enumerate(rows) if p not in bad]
+    cut = write_csv(tmp_path / "cut.csv", OOS_COLS, kept)
+    a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    out = cli("import-scores", str(full), "--dataset", "d", "--out-of-scale", "na", "--db", str(a))
+    assert out.returncode == 0, out.stderr
+    assert cli("import-scores", str(cut), "--dataset", "d", "--db", str(b)).returncode == 0
+    # The report: how many, then the first 10 in file order (line = position + 2).
+    assert "scores outside their scale stored as N/A (--out-of-scale na): 12; the first 10:" in (
+        out.stdout
+    )
+    for p in bad[:10]:
+        v, skill, scale = rows[p][4], rows[p][3], "1-5" if rows[p][3] == "readability" else "1-3"
+        line = f"{full}, line {p + 2}, field 'score': {v} is outside the scale {scale} of '{skill}'"
+        assert f"{line}: stored as N/A" in out.stdout
+    assert f"line {bad[10] + 2}," not in out.stdout
+    assert "N/A scores: 12" in out.stdout and "scores: 32" in out.stdout
+    # Every other value equals the import of the file without those rows; they are N/A.
+    na = {rows[p][:2] + ("rater", rows[p][3]) for p in bad}
+    got_a, got_b = latest(Store(a)), latest(Store(b))
+    assert {k: v for k, v in got_a.items() if k not in na} == got_b
+    assert {k: got_a[k] for k in na} == dict.fromkeys(na)
+    # (An instance lists its skills in the order the file first names them: compare as sets.)
+    tables = {t: f"SELECT * FROM {t} ORDER BY ALL" for t in ("responses", "judges", "criteria")} | {
+        "instances": "SELECT * REPLACE (list_sort(skills) AS skills) FROM instances ORDER BY ALL"
+    }
+    for sql in tables.values():
+        assert query(Store(a), sql) == query(Store(b), sql)
+    judged = "SELECT dataset, instance_id, model, judge FROM judgments ORDER BY ALL"
+    assert query(Store(a), judged) == query(Store(b), judged)
+    # N/A is not a score: the means and their n are those of the file without the rows.
+    cells = radar.radar_data(Store(a), Filters("d", "rater")).table
+    ref = radar.radar_data(Store(b), Filters("d", "rater")).table
+    assert cells[["model", "axis", "mean", "n"]].equals(ref[["model", "axis", "mean", "n"]])
+    assert cells["n_na"].sum() == 12 and ref["n_na"].sum() == 0
+
+
+def test_out_of_scale_error_and_lenient_through_the_cli(tmp_path):
+    rows, bad = _oos_rows()
+    full = write_csv(tmp_path / "full.csv", OOS_COLS, rows)
+    db = tmp_path / "s.duckdb"
+    seed = write_csv(tmp_path / "seed.csv", OOS_COLS, [("q0", "m1", "rater", "clarity", 2, 1, 3)])
+    assert cli("import-scores", str(seed), "--dataset", "d", "--db", str(db)).returncode == 0
+    before = snapshot(Store(db))
+    out = cli("import-scores", str(full), "--dataset", "d", "--db", str(db))  # default: error
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    first = f"{full}, line {bad[0] + 2}, field 'score': score -1 is outside the scale 1-5 of "
+    assert first + "'readability'" in out.stderr and "--out-of-scale na" in out.stderr
+    assert snapshot(Store(db)) == before
+    # --lenient: every skipped row is printed, not only a count.
+    out = cli("import-scores", str(full), "--dataset", "d", "--lenient", "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    assert "skipped 12 bad row(s) (--lenient):" in out.stdout
+    for p in bad:
+        assert f"{full}, line {p + 2}, field 'score': score {rows[p][4]} is outside" in out.stdout
+    assert query(Store(db), "SELECT count(*) FROM latest_scores") == [(32 - 12,)]
+
+
+def test_out_of_scale_na_with_lenient_and_parquet_rows(tmp_path):
+    frame = pd.DataFrame({
+        "instance_id": ["a", "b", "c", "d"], "model": ["m"] * 4,
+        "skill": ["factuality", "factuality", "factuality", "factuality"],
+        "score": ["-1", "lots", "4", "0"],
+    })  # fmt: skip
+    path = tmp_path / "p.parquet"
+    frame.to_parquet(path)
+    report = import_scores(Store(tmp_path / "s.duckdb"), path, judge="j", lenient=True,
+                           out_of_scale="na")  # fmt: skip
+    assert [str(r) for r in report.as_na] == [
+        f"{path}, row 1, field 'score': -1 is outside the scale 1-5 of 'factuality': stored as N/A",
+        f"{path}, row 4, field 'score': 0 is outside the scale 1-5 of 'factuality': stored as N/A",
+    ]  # fmt: skip
+    assert report.n_as_na == 2 and [(s.line, s.field) for s in report.skipped] == [(2, "score")]
+    assert latest(Store(tmp_path / "s.duckdb")) == {
+        ("a", "m", "j", "factuality"): None, ("c", "m", "j", "factuality"): 4.0,
+        ("d", "m", "j", "factuality"): None,
+    }  # fmt: skip
+    text = "\n".join(report.lines())
+    assert "stored as N/A (--out-of-scale na): 2:" in text and "skipped 1 bad row(s)" in text
+    with pytest.raises(InputError, match="expected error or na"):
+        parse_score_file(path, judge="j", out_of_scale="drop")

@@ -55,22 +55,22 @@ def test_first_start_builds_demo_and_overview_shows_counts(db):
     assert not db.exists()
     at = _run()
     assert db.exists()
-    sets = _frame(at, "instances")
-    demo = sets.set_index("dataset").loc["demo"]
-    assert demo["instances"] == 1740 and demo["models"] >= 8 and bool(demo["simulated"])
+    sets = _frame(at, "Instances")
+    demo = sets.set_index("Dataset").loc["demo"]
+    assert demo["Instances"] == 1740 and demo["Models"] >= 8 and demo["Simulated"] == "yes"
     with Store(db).read() as con:
         n_scores = con.execute("SELECT count(*) FROM latest_scores WHERE dataset='demo'").fetchone()
-    assert demo["scores"] == n_scores[0] > 0
+    assert demo["Scores"] == n_scores[0] > 0
     banner = " ".join(w.value for w in at.warning)
     assert "Simulated data" in banner and "seed" in banner
-    board = _frame(at, "rank")
-    assert len(board) == demo["models"]
-    assert board["rank"].tolist() == list(range(1, len(board) + 1))
+    board = _frame(at, "Rank")
+    assert len(board) == demo["Models"]
+    assert board["Rank"].tolist() == list(range(1, len(board) + 1))
     assert board["Overall"].str.match(r"^\d\.\d\d \[\d\.\d\d, \d\.\d\d\]$").all()
     figs = _charts(at)
     assert len(figs) == 2  # leaderboard and coverage
     lb = figs[0]["data"][0]
-    assert len(lb["y"]) == demo["models"] and "error_x" in lb
+    assert len(lb["y"]) == demo["Models"] and "error_x" in lb
 
 
 def _with_state(**state) -> AppTest:
@@ -95,13 +95,13 @@ def test_filter_that_leaves_nothing_shows_a_message(db):
 def test_changing_models_changes_leaderboard(db):
     models = _run().sidebar.multiselect(key="models::demo").options[:2]
     at = _with_state(**{"models::demo": models})
-    assert sorted(_frame(at, "rank")["model"]) == sorted(models)
+    assert sorted(_frame(at, "Rank")["Model"]) == sorted(models)
     assert len(_charts(at)[0]["data"][0]["y"]) == 2
 
 
 def test_cli_import_while_app_runs_then_shows_after_rerun(db, tmp_path):
     at = _run()
-    assert "labels" not in set(_frame(at, "instances")["dataset"])
+    assert "labels" not in set(_frame(at, "Instances")["Dataset"])
     with Store(db).read() as con:
         rows = con.execute("SELECT instance_id, model, skill FROM latest_scores "
                            "WHERE dataset='demo' LIMIT 30").fetchall()  # fmt: skip
@@ -115,9 +115,9 @@ def test_cli_import_while_app_runs_then_shows_after_rerun(db, tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     _run(at)  # the same session reruns: the page reads the new data (cache keyed by mtime)
-    sets = _frame(at, "instances").set_index("dataset")
-    assert sets.loc["labels", "scores"] == len(rows)
-    assert sets.loc["labels", "judges"] == 1
+    sets = _frame(at, "Instances").set_index("Dataset")
+    assert sets.loc["labels", "Scores"] == len(rows)
+    assert sets.loc["labels", "Judges"] == 1
 
 
 def test_load_flask_button_imports_with_progress(db, flask_dir):
@@ -135,7 +135,7 @@ def test_load_flask_button_imports_with_progress(db, flask_dir):
             1740,
         )
     fresh = _run()  # a new session lists the real dataset first (real data before simulated)
-    assert _frame(fresh, "instances")["dataset"].tolist()[:2] == ["flask", "flask-hard"]
+    assert _frame(fresh, "Instances")["Dataset"].tolist()[:2] == ["flask", "flask-hard"]
 
 
 def test_app_says_clearly_when_an_import_holds_the_file(db):

@@ -1,5 +1,5 @@
 """The Human-vs-judge page through AppTest on the simulated demo: the same numbers as the CLI,
-changed widgets, and a slice that leaves nothing."""
+the fair human ceiling in its own section, changed widgets, and a slice that leaves nothing."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.cli.main import main
 from analysis.core.store import Store
+from analysis.core.taxonomy import SKILLS
+from analysis.stats.agreement import LABELS
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
@@ -40,10 +42,26 @@ def _page(state: dict | None = None) -> AppTest:
 
 
 def _exact(at: AppTest) -> pd.DataFrame:
+    return _table(at, {"Scope", "Statistic", "Level", "Value"})
+
+
+def _table(at: AppTest, columns: set[str]) -> pd.DataFrame:
     for df in at.dataframe:
-        if {"statistic", "level", "value"} <= set(df.value.columns):
+        if columns <= set(df.value.columns):
             return df.value
-    raise AssertionError("no long statistics table on the page")
+    raise AssertionError(
+        f"no table with {columns}: {[list(d.value.columns) for d in at.dataframe]}"
+    )
+
+
+def _cli(db: Path, capsys, *extra: str) -> dict:
+    args = ["agreement", "--db", str(db), "--dataset", "demo", "--a", JUDGE, "--b", "kind:human"]
+    assert main([*args, *extra, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+_SKILL_IDS = {s.label: k for k, s in SKILLS.items()}
+_STAT_IDS = {v: k for k, v in LABELS.items()}
 
 
 def _arr(v) -> np.ndarray:
@@ -61,38 +79,65 @@ def test_page_shows_the_same_numbers_as_the_cli(db, capsys):
     at = _page()
     assert [t.value for t in at.title] == ["Human vs judge"]
     page = _exact(at)
-    code = main(
-        [
-            "agreement",
-            "--db",
-            str(db),
-            "--dataset",
-            "demo",
-            "--a",
-            JUDGE,
-            "--b",
-            "kind:human",
-            "--by",
-            "domain",
-            "--json",
-        ]
-    )
-    assert code == 0
-    cli = json.loads(capsys.readouterr().out)
-    assert len(page) == sum(len(v) for v in cli["statistics"].values()) == 13 * 9
+    cli = _cli(db, capsys, "--by", "domain")
+    per_criterion = sum(len(v) for v in cli["statistics"].values())
+    assert len(page) == per_criterion + len(cli["all_criteria"]) == 13 * 9
     for rec in page.to_dict("records"):
-        got = cli["statistics"][rec["skill"]][rec["statistic"]]
-        assert got["value"] == rec["value"]  # identical, not approximately equal
-        assert got["ci_low"] == rec["ci_low"] and got["ci_high"] == rec["ci_high"]
-        assert got["n"] == rec["n"] and got["level"] == rec["level"] == "pooled"
+        stat = _STAT_IDS[rec["Statistic"]]
+        if rec["Scope"] == "all_criteria":
+            got = cli["all_criteria"][stat]
+        else:
+            got = cli["statistics"][_SKILL_IDS[rec["Skill"]]][stat]
+        assert f"{got['value']:.3f}" == rec["Value"]  # the page writes 3 decimals
+        assert f"{got['ci_low']:.3f}" == rec["95% CI low"]
+        assert got["n"] == rec["n"] and got["level"] == rec["Level"] == "pooled"
     charts = _charts(at)
-    assert len(charts) == 3
+    assert len(charts) == 4  # agreement bars, heatmap, scatter, the human ceiling
     bars = charts[0]["data"]
-    assert bars[0]["type"] == "bar" and len(_arr(bars[0]["y"])) == 13  # 12 skills + overall
-    alpha = page[page["statistic"] == "alpha_ordinal"]["value"].to_numpy()
-    assert _arr(bars[0]["y"]) == pytest.approx(alpha)  # the bars draw the table's numbers
-    assert bars[1]["name"].startswith("human–human")  # the ceiling is drawn beside
+    assert len(bars) == 1 and bars[0]["type"] == "bar"  # A vs B only: no unfair ceiling beside
+    alpha = [cli["statistics"][s]["alpha_ordinal"]["value"] for s in cli["statistics"]]
+    alpha.append(cli["all_criteria"]["alpha_ordinal"]["value"])
+    assert list(_arr(bars[0]["y"])) == alpha  # identical, not approximately equal
+    assert charts[0]["layout"]["xaxis"]["ticktext"][-1].replace("<br>", " ") == (
+        "All criteria (pooled)"
+    )
     assert charts[1]["data"][0]["type"] == "heatmap"
+
+
+def test_the_human_ceiling_section_sets_like_beside_like(db, capsys):
+    """The ceiling has its own section, chart and table: one human against the mean of the
+    other humans, and the judge against that same mean on the same items, as the JSON says."""
+    at = _page({"agr_stat": "spearman"})
+    assert "Human ceiling (leave-one-out)" in [h.value for h in at.subheader]
+    words = " ".join(c.value for c in at.caption)
+    assert "mean of the **other** humans" in words and "on the same items" in words
+    assert "cannot be set beside agreement between single humans" in words
+    cli = _cli(db, capsys)["human_ceiling"]
+    assert cli["humans"] == ["annotator_1", "annotator_2", "annotator_3"] and cli["judge"] == JUDGE
+    skills = list(cli["statistics"])
+    want = {
+        fig: [cli["statistics"][s][fig]["spearman"]["value"] for s in skills]
+        + [cli["all_criteria"][fig]["spearman"]["value"]]
+        for fig in ("human_ceiling", "judge_same_reference")
+    }
+    titles = [c["layout"]["title"]["text"].replace("<br>", " ") for c in _charts(at)]
+    chart = _charts(at)[next(i for i, t in enumerate(titles) if "other humans" in t)]
+    human, judge = chart["data"]
+    assert human["name"] == "one human vs the other humans (ceiling)"
+    assert judge["name"] == f"{JUDGE} vs the same humans"
+    assert list(_arr(human["y"])) == want["human_ceiling"]
+    assert list(_arr(judge["y"])) == want["judge_same_reference"]
+    table = _table(at, {"Human vs the other humans (ceiling)"}).set_index("Skill")
+    pooled = table.loc["All criteria (pooled)"]
+    gap = cli["all_criteria"]["judge_minus_human"]["spearman"]
+    assert pooled["Judge − human (paired 95% CI)"] == (
+        f"{gap['value']:.3f} [{gap['ci_low']:.3f}, {gap['ci_high']:.3f}]"
+    )
+    assert pooled["Pairs (item × held-out human)"] == gap["n"]
+    # Beside the ceiling, the judge is held to the same reference: its figure there is below
+    # its agreement with the mean of all three humans (the A-vs-B bars above).
+    main_bars = _arr(_charts(at)[0]["data"][0]["y"])
+    assert (np.array(want["judge_same_reference"]) < main_bars).all()
 
 
 def test_changed_widgets_change_the_numbers(db):
@@ -106,12 +151,12 @@ def test_changed_widgets_change_the_numbers(db):
         }
     )
     page = _exact(at)
-    assert set(page["skill"]) == {"correctness"}
-    corr = page[page["statistic"] == "pearson"].iloc[0]
-    assert corr["level"] == "system" and corr["n"] == 8  # over 8 model means
+    assert set(page["Skill"]) == {"Logical Correctness"} and set(page["Scope"]) == {"criterion"}
+    corr = page[page["Statistic"] == "Pearson r"].iloc[0]
+    assert corr["Level"] == "system" and corr["n"] == 8  # over 8 model means
     captions = " ".join(c.value for c in at.caption)
     assert "excludes annotator" in captions and "annotator" in captions
-    slices = [df.value for df in at.dataframe if "slice" in df.value.columns][0]
+    slices = [df.value for df in at.dataframe if "Slice" in df.value.columns][0]
     assert len(slices) == 8  # one row per model
 
 
@@ -130,6 +175,74 @@ def test_worst_disagreements_go_to_the_re_judge_queue(db):
     next(b for b in at.button if b.label == "Add them to the re-judge queue").click().run()
     assert "5 responses added" in " ".join(s.value for s in at.success)
     queued = [i.key for i in queues.items(Store(db), queues.REJUDGE, "demo")]
-    worst = [df.value for df in at.dataframe if "abs_diff" in df.value.columns][0]
-    pairs = zip(worst["instance_id"], worst["model"], strict=True)
+    worst = [df.value for df in at.dataframe if "|A − B|" in df.value.columns][0]
+    assert set(worst["Skill"]) == {"Logical Correctness"}  # the label, as the charts show it
+    pairs = zip(worst["Instance"], worst["Model"], strict=True)
     assert queued == list(dict.fromkeys(pairs))[:5]
+
+
+def test_every_table_shows_labels_and_readable_headers(db):
+    """Criteria by their labels (as the charts show them), never their ids, and no raw
+    column name, in every table of the page."""
+    at = _page()
+    labels = {s.label for s in SKILLS.values()}
+    wide = _table(at, {"Skill", LABELS["spearman"]})
+    assert set(wide["Skill"]) == labels | {"All criteria (pooled)"}
+    ranks = _table(at, {"Skill", LABELS["kendall"]})
+    assert set(ranks["Skill"]) <= labels | {"All criteria (pooled)"}
+    counts = _table(at, {"Skill", "Aligned items", "N/A from A", "Scored by B only"})
+    assert set(counts["Skill"]) == labels
+    worst = _table(at, {"Sample", "|A − B|", "Instance", "Model", "Difficulty (1–5)"})
+    assert set(worst["Skill"]) <= labels
+    raw = {"skill", "slice", "abs_diff", "instance_id", "a_na", "b_only", "link", "difficulty"}
+    for df in at.dataframe:
+        assert not raw & set(df.value.columns), list(df.value.columns)
+        assert not set(df.value.astype(str).stack()) & {"None", "nan", "NaN"}
+
+
+def _overall_store(db: Path) -> None:
+    """Dataset "ov" beside the demo: a criterion literally named "overall" (J agrees with the
+    humans) and "fluency" (J runs against them), so the pooled aggregate is far from it."""
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(12):
+        for m in ("m1", "m2", "m3"):
+            for skill in ("overall", "fluency"):
+                t = int(rng.integers(1, 6))
+                base = dict(instance_id=f"i{i}", model=m, skill=skill)
+                out.append(
+                    base | dict(judge="J", kind="llm", score=t if skill == "overall" else 6 - t)
+                )
+                for h in ("h1", "h2", "h3"):
+                    s = int(np.clip(t + rng.integers(-1, 2), 1, 5))
+                    out.append(base | dict(judge=h, kind="human", score=s))
+    path = db.parent / "ov.csv"
+    pd.DataFrame(out).to_csv(path, index=False)
+    from analysis.ingest.score_files import import_scores
+
+    import_scores(Store(db), path, dataset="ov", scale=(1, 5))
+
+
+def test_a_criterion_named_overall_is_its_own_row_beside_the_pooled_one(db, capsys):
+    _overall_store(db)
+    args = ["agreement", "--db", str(db), "--dataset", "ov", "--a", "J", "--b", "kind:human"]
+    assert main([*args, "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    own = cli["statistics"]["overall"]["alpha_ordinal"]["value"]
+    pooled = cli["all_criteria"]["alpha_ordinal"]["value"]
+    assert own > 0.5 > pooled  # far apart: a swap could not go unnoticed
+    at = _page({"dataset": "ov", "agr_stat": "alpha_ordinal"})
+    bars = _charts(at)[0]
+    ticks = [t.replace("<br>", " ") for t in bars["layout"]["xaxis"]["ticktext"]]
+    values = dict(zip(ticks, _arr(bars["data"][0]["y"]), strict=True))
+    assert values == {"overall": own, "fluency": pytest.approx(values["fluency"]),
+                      "All criteria (pooled)": pooled}  # fmt: skip
+    wide = _table(at, {"Skill", LABELS["alpha_ordinal"]}).set_index("Skill")
+    assert wide.loc["overall", LABELS["alpha_ordinal"]].startswith(f"{own:.3f}")
+    assert wide.loc["All criteria (pooled)", LABELS["alpha_ordinal"]].startswith(f"{pooled:.3f}")
+    # Picking the criterion "overall" shows that criterion alone, never the aggregate.
+    one = _page({"dataset": "ov", "agr_skill::ov": "overall"})
+    page = _exact(one)
+    assert set(page["Skill"]) == {"overall"} and set(page["Scope"]) == {"criterion"}
+    alpha = page[page["Statistic"] == LABELS["alpha_ordinal"]]["Value"]
+    assert alpha.tolist() == [f"{own:.3f}"]

@@ -48,7 +48,7 @@ def _figs(at: AppTest) -> dict[str, dict]:
     for el in at.get("plotly_chart"):
         fig = json.loads(el.proto.spec)
         title = fig["layout"].get("title", {}).get("text", "")
-        out[title] = fig
+        out[title.replace("<br>", " ")] = fig  # titles are wrapped to fit a phone
     return out
 
 
@@ -72,10 +72,11 @@ def test_radar_default_four_models_overlaid_and_compared(db):
     lines = [t for t in radar["data"] if t["mode"] == "lines+markers"]
     assert len(lines) == 4 and all(len(_arr(t["r"])) == 13 for t in lines)  # 12 skills, closed
     assert "polar2" not in radar["layout"]  # overlaid, not small multiples
-    table = next(df for df in _frames(at) if "n_na" in df.columns)
-    assert len(table) == 48 and table["n"].gt(0).all()
-    diff = next(df for df in _frames(at) if "p_holm" in df.columns)
-    assert len(diff) == 12 and set(diff.columns) >= {"diff", "ci_low", "ci_high", "significant"}
+    table = next(df for df in _frames(at) if "N/A scores" in df.columns)
+    assert len(table) == 48 and table["Scores (n)"].gt(0).all()
+    diff = next(df for df in _frames(at) if "p (Holm)" in df.columns)
+    assert len(diff) == 12 and {"A − B [95% CI]", "Test", "Note"} <= set(diff.columns)
+    assert diff["A − B [95% CI]"].str.match(r"^-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]$").all()
     compare = next(f for t, f in figs.items() if "paired difference" in t)
     assert len(_arr(compare["data"][0]["x"])) == 12
     assert any(b.label == "Download CSV" for b in at.get("download_button"))
@@ -89,11 +90,11 @@ def test_radar_controls_and_sidebar_filters(db):
     assert "polar6" in radar["layout"] and "polar7" not in radar["layout"]  # small multiples
     dashed = [t for t in radar["data"] if t.get("line", {}).get("dash") == "dash"]
     assert len(dashed) == 6  # published overlay, one per model
-    table = next(df for df in _frames(at) if "n_na" in df.columns)
-    assert set(table["model"]) == set(models)
-    abilities = _page(RADAR, **{"radar_axes": "4 abilities"})
-    table = next(df for df in _frames(abilities) if "n_na" in df.columns)
-    assert set(table["axis"]) == {"Logical Thinking", "Background Knowledge",
+    table = next(df for df in _frames(at) if "N/A scores" in df.columns)
+    assert set(table["Model"]) == set(models)
+    abilities = _page(RADAR, **{"radar_axes": "ability"})  # its option values: skill, ability
+    table = next(df for df in _frames(abilities) if "N/A scores" in df.columns)
+    assert set(table["Ability"]) == {"Logical Thinking", "Background Knowledge",
                                   "Problem Handling", "User Alignment"}  # fmt: skip
 
 
@@ -113,8 +114,8 @@ def test_breakdowns_default_and_changed_model(db):
     assert len(lines["data"]) == 8 * 12  # a line per model per skill
     assert any(t.startswith("gpt4: mean per skill × domain") for t in figs)
     assert "FLASK-Hard vs full set: relative change of the mean" in figs
-    tasks = next(df for df in _frames(at) if "source_task" in df.columns)
-    assert tasks["n"].gt(0).all() and "model" not in tasks.columns
+    tasks = next(df for df in _frames(at) if "Source task" in df.columns)
+    assert tasks["Scores (n)"].gt(0).all() and "Model" not in tasks.columns
     captions = " ".join(c.value for c in at.caption)
     assert "counts toward both" in captions
 
@@ -138,12 +139,13 @@ def test_pages_on_a_dataset_with_its_own_criteria(db, tmp_path):
         at = _page(RADAR, dataset="custom")
         radar = next(f for t, f in _figs(at).items() if t.startswith("Mean score per axis"))
         assert "rescaled to 0–1" in radar["layout"]["title"]["text"]
-        table = next(df for df in _frames(at) if "n_na" in df.columns)
-        assert set(table["axis"]) == {"helpful", "safe"}
-        assert set(table["scale"]) == {"1–10", "0–1"}
+        table = next(df for df in _frames(at) if "N/A scores" in df.columns)
+        assert set(table["Skill"]) == {"helpful", "safe"}
+        assert set(table["Scale"]) == {"1–10", "0–1"}
         bd = _page(BREAKDOWNS, dataset="custom", bd_model="a")
         assert any(t.startswith("a: mean per skill × difficulty") for t in _figs(bd))
-        assert any("No instance in this selection is in FLASK-Hard" in i.value for i in bd.info)
+        infos = " ".join(i.value for i in bd.info).replace("\\", "")  # markdown escapes
+        assert "No instance of custom is marked FLASK-Hard" in infos
     finally:
         with Store(db).write() as con:  # leave the shared demo store as it was
             for table in ("scores", "judgments", "runs", "responses", "instances", "datasets"):

@@ -46,8 +46,8 @@ def open_page(page: str, state: dict | None = None, params: dict | None = None) 
 
 
 def shown_keys(at: AppTest) -> list[tuple[str, str]]:
-    df = next(d.value for d in at.dataframe if "instance_id" in d.value.columns)
-    return list(df[["instance_id", "model"]].itertuples(index=False, name=None))
+    df = next(d.value for d in at.dataframe if "Instance" in d.value.columns)
+    return list(df[["Instance", "Model"]].itertuples(index=False, name=None))
 
 
 def test_search_filter_select_and_queue(mini):

@@ -19,7 +19,7 @@ from analysis.core.errors import InputError, NotFoundError
 from analysis.core.filters import Filters
 from analysis.core.store import Store
 from analysis.ingest.score_files import import_scores
-from analysis.views.agreement import AgreementQuery, agreement, rater_agreement
+from analysis.views.agreement import AgreementQuery, agreement, for_skill, rater_agreement
 
 TOL = 1e-9
 DOMAINS = ["Math", "Coding", "Humanities", "Math;Coding"]  # the last: a two-domain instance
@@ -73,8 +73,9 @@ def _expected_pairs(rows: pd.DataFrame, a: set[str], b: set[str]) -> pd.DataFram
 
 
 def _value(result, skill, stat):
-    s = result.stats
-    return s[(s["skill"] == skill) & (s["statistic"] == stat)].iloc[0]
+    """The row of one criterion's statistic; skill None: the all-criteria row."""
+    s = for_skill(result.stats, skill)
+    return s[s["statistic"] == stat].iloc[0]
 
 
 def test_judge_vs_mean_of_humans_equals_the_libraries(hand):
@@ -82,8 +83,8 @@ def test_judge_vs_mean_of_humans_equals_the_libraries(hand):
     r = agreement(store, AgreementQuery(Filters("hand"), "J", "kind:human", n_boot=200))
     exp = _expected_pairs(rows, {"J"}, {"h1", "h2", "h3"})
     assert len(r.pairs) == len(exp)
-    for skill in ("correctness", "readability", "overall"):
-        e = exp if skill == "overall" else exp[exp["skill"] == skill]
+    for skill in ("correctness", "readability", None):
+        e = exp if skill is None else exp[exp["skill"] == skill]
         a, b = e["a"].to_numpy(), e["b"].to_numpy()
         row = _value(r, skill, "pearson")
         assert row["n"] == len(e)
@@ -143,7 +144,7 @@ def test_domain_slices_count_a_two_domain_instance_in_both(hand):
     exp = _expected_pairs(rows, {"J"}, {"h1", "h2", "h3"})
     dom = rows.drop_duplicates("instance_id").set_index("instance_id")["domain"].str.split(";")
     exp = exp.assign(domain=exp["instance_id"].map(dom)).explode("domain")
-    sl = r.slices[(r.slices["skill"] == "overall") & (r.slices["statistic"] == "pearson")]
+    sl = r.slices[(r.slices["scope"] == "all_criteria") & (r.slices["statistic"] == "pearson")]
     sl = sl.set_index("slice")
     assert set(sl.index) == {"Math", "Coding", "Humanities"}
     for d, e in exp.groupby("domain"):
@@ -302,7 +303,7 @@ def test_worst_disagreements_are_ranked_and_link_to_the_sample(hand):
     store, rows = hand
     r = agreement(store, AgreementQuery(Filters("hand"), "J", "kind:human", n_boot=20))
     exp = _expected_pairs(rows, {"J"}, {"h1", "h2", "h3"})
-    top = worst(r, "overall", k=5)
+    top = worst(r, None, k=5)
     assert top["abs_diff"].iloc[0] == pytest.approx((exp["a"] - exp["b"]).abs().max())
     assert list(top["abs_diff"]) == sorted(top["abs_diff"], reverse=True)
     link = urlparse(top["link"].iloc[0])
@@ -352,3 +353,96 @@ def test_default_b_is_not_a_only_human_against_itself(tmp_path):
     import_scores(store, tmp_path / "h.csv", dataset="h")
     c = scorer_choices(store, "h")
     assert c.default_a == "H" and c.default_b != "kind:human"
+
+
+def _overall_rows() -> pd.DataFrame:
+    """A criterion literally named "overall" on which J and the humans agree closely, next to
+    "fluency" on which J runs against them: the pooled aggregate differs from "overall"."""
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(20):
+        for m in ("m1", "m2", "m3", "m4"):
+            for skill in ("overall", "fluency"):
+                t = int(rng.integers(1, 6))
+                j = t if skill == "overall" else 6 - t
+                base = dict(instance_id=f"i{i}", model=m, skill=skill)
+                out.append(base | dict(judge="J", kind="llm", score=j))
+                for h in ("h1", "h2", "h3"):
+                    s = int(np.clip(t + rng.integers(-1, 2), 1, 5))
+                    out.append(base | dict(judge=h, kind="human", score=s))
+    return pd.DataFrame(out)
+
+
+@pytest.fixture
+def overall(tmp_path) -> tuple[Store, pd.DataFrame]:
+    rows = _overall_rows()
+    rows.to_csv(tmp_path / "o.csv", index=False)
+    store = Store(tmp_path / "o.duckdb")
+    import_scores(store, tmp_path / "o.csv", dataset="ov", scale=(1, 5))
+    return store, rows
+
+
+def test_a_criterion_named_overall_keeps_its_value_beside_the_pooled_aggregate(overall):
+    from analysis.views.agreement import worst
+
+    store, rows = overall
+    r = agreement(store, AgreementQuery(Filters("ov"), "J", "kind:human", by="model", n_boot=50))
+    exp = _expected_pairs(rows, {"J"}, {"h1", "h2", "h3"})
+    own = exp[exp["skill"] == "overall"]
+    r_own = stats.pearsonr(own["a"], own["b"]).statistic
+    r_all = stats.pearsonr(exp["a"], exp["b"]).statistic
+    assert r_own > 0.8 and r_all < 0.2  # far apart: a swap could not go unnoticed
+    assert _value(r, "overall", "pearson")["value"] == pytest.approx(r_own, abs=TOL)
+    assert _value(r, "overall", "pearson")["n"] == len(own)
+    assert _value(r, None, "pearson")["value"] == pytest.approx(r_all, abs=TOL)
+    assert _value(r, None, "pearson")["n"] == len(exp)
+    assert set(r.stats["scope"]) == {"criterion", "all_criteria"}
+    assert r.stats.loc[r.stats["scope"] == "all_criteria", "skill"].isna().all()
+    # Slices, rank stability and the worst disagreements keep them apart too.
+    sl = for_skill(r.slices, "overall")
+    m1 = own[own["model"] == "m1"]
+    assert sl[(sl["slice"] == "m1") & (sl["statistic"] == "pearson")]["value"].iloc[0] == (
+        pytest.approx(stats.pearsonr(m1["a"], m1["b"]).statistic, abs=TOL)
+    )
+    assert len(for_skill(r.ranks, "overall")) == len(for_skill(r.ranks, None)) == 1
+    assert set(worst(r, "overall")["skill"]) == {"overall"}
+    assert set(worst(r, None)["skill"]) == {"overall", "fluency"}
+    # The ceiling: the criterion's own figures and the pooled ones.
+    c = r.ceiling
+    own_c = c[(c["scope"] == "criterion") & (c["skill"] == "overall")]
+    all_c = c[c["scope"] == "all_criteria"]
+    assert len(own_c) and len(all_c) and len(own_c) == len(all_c)
+
+
+def test_json_and_cli_text_report_overall_and_the_pooled_aggregate_apart(overall, capsys):
+    store, rows = overall
+    exp = _expected_pairs(rows, {"J"}, {"h1", "h2", "h3"})
+    own = exp[exp["skill"] == "overall"]
+    rho_own = stats.spearmanr(own["a"], own["b"]).statistic
+    rho_all = stats.spearmanr(exp["a"], exp["b"]).statistic
+    args = ["agreement", "--db", str(store.path), "--dataset", "ov", "--a", "J"]
+    args += ["--b", "kind:human", "--n-boot", "50"]
+    assert main([*args, "--json", "--by", "model"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["statistics"]) == {"overall", "fluency"}
+    assert out["statistics"]["overall"]["spearman"]["value"] == pytest.approx(rho_own, abs=TOL)
+    assert out["all_criteria"]["spearman"]["value"] == pytest.approx(rho_all, abs=TOL)
+    assert out["all_criteria"]["spearman"]["n"] == len(exp)
+    assert set(out["slices"]["m1"]["statistics"]) == {"overall", "fluency"}
+    assert out["slices"]["m1"]["all_criteria"]["pearson"]["n"] == len(exp[exp["model"] == "m1"])
+    assert set(out["rank_stability"]["statistics"]) == {"overall", "fluency"}
+    assert out["rank_stability"]["all_criteria"]["kendall"]["n"] == 4
+    assert set(out["human_ceiling"]["statistics"]) == {"overall", "fluency"}
+    assert out["human_ceiling"]["all_criteria"] is not None
+    # --skill overall: the criterion alone, no aggregate.
+    assert main([*args, "--json", "--skill", "overall"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert list(one["statistics"]) == ["overall"] and one["all_criteria"] is None
+    assert one["statistics"]["overall"]["spearman"]["value"] == pytest.approx(rho_own, abs=TOL)
+    # The terminal table: a row for the criterion and a row for all criteria pooled.
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(x for x in lines if x.strip().startswith("overall "))
+    pooled = next(x for x in lines if x.strip().startswith("All criteria (pooled) "))
+    assert row.split()[1] == f"{rho_own:.3f}"
+    assert pooled.split()[3] == f"{rho_all:.3f}"

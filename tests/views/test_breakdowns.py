@@ -58,7 +58,7 @@ def test_difficulty_cells_with_unlabeled_and_empty_levels(hand):
     text = fig.data[0].text
     assert text[1][0] == ""  # no rows at all: an empty cell
     assert text[2][1] == "n=0"  # readability at level 2 is A's N/A: n = 0, empty colour
-    assert text[0][0] == "4.50<br>n=2"
+    assert text[0][0] == "4.5<br>2"  # mean (1 decimal on 1-5) over n: 3 characters a line
 
 
 def test_two_domain_instance_counts_in_both(hand):

@@ -44,12 +44,18 @@ def test_leaderboard_means_equal_pandas(demo_store):
 
 
 def test_coverage_counts_instances_per_skill_and_domain(demo_store):
-    f = Filters("demo", JUDGE, domains=("Language",))
+    # From the instances alone: the judge and the model filter do not change it.
+    f = Filters("demo", JUDGE, models=("gpt4",), domains=("Language",))
     cov = overview.coverage(demo_store, f)
+    plain = overview.coverage(demo_store, Filters("demo", domains=("Language",)))
+    keys = ["skill", "domain"]
+    sort = {"by": keys, "ignore_index": True}
+    assert cov.sort_values(**sort).equals(plain.sort_values(**sort))
     assert set(cov["domain"]) == {"Language"}  # no other domain of two-domain instances
-    raw = _scores(demo_store)
-    raw = raw[(raw["judge"] == JUDGE) & raw["domains"].apply(lambda d: "Language" in list(d))]
-    expected = raw.drop_duplicates(["instance_id", "skill"]).groupby("skill").size()
+    with demo_store.read() as con:
+        inst = con.execute("SELECT * FROM instances WHERE dataset = 'demo'").df()
+    inst = inst[inst["domains"].apply(lambda d: "Language" in list(d))]
+    expected = inst.explode("skills").groupby("skills")["instance_id"].nunique()
     assert cov.set_index("skill")["instances"].sort_index().to_dict() == expected.to_dict()
 
 

@@ -10,6 +10,7 @@ import pytest
 from analysis.core.errors import InputError, NotFoundError
 from analysis.core.filters import Filters
 from analysis.core.store import Store
+from analysis.core.taxonomy import SKILLS
 from analysis.views import sample_detail, samples
 from analysis.views.samples import SampleQuery, ScoreRange
 from tests.samples_fixtures import DATASET, write_mini
@@ -215,7 +216,7 @@ def test_detail_has_texts_and_each_judges_scores_and_rationale(mini):
         assert view.raw_output == f"raw {judge} on 3/beta"
     a = views["judge-a"].scores
     assert sample_detail.score_lines(views["judge-a"]).splitlines() == [
-        f"{s}: {'N/A' if v is None else int(v)}" for s, v in a.items()
+        f"{SKILLS[s].label}: {'N/A' if v is None else int(v)}" for s, v in a.items()
     ]
     with pytest.raises(NotFoundError, match="instance '999'"):
         sample_detail.detail(store, DATASET, "999", "beta")

@@ -1,0 +1,126 @@
+"""Two scorers against one reference on the same pairs, and the gap between them.
+
+The fair human ceiling compares, item by item, a held-out human with a reference (the mean of
+the other humans) and the judge with that same reference. Both figures and their difference come
+from one set of instance resamples, so the CI of the difference is paired: it is the interval to
+read when asking whether the judge agrees with the humans less or more than a human does (two
+CIs side by side overlap far more often than the paired one covers zero).
+
+Statistics are those of ``stats.agreement`` (every one of ``STATISTICS``), computed from
+per-instance contingency tables of (scorer, reference) as ``agreement_bootstrap.pooled`` does;
+data with more than ``MAX_LEVELS`` distinct values goes through the pairs themselves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from analysis.stats.agreement import MAX_LEVELS, STATISTICS, pair_stats_raw, pair_stats_table
+from analysis.stats.agreement_bootstrap import LEVEL, percentile_ci
+
+SIDES = ("x", "y", "gap")  # the first scorer, the second, and second minus first
+_CELLS_PER_CHUNK = 4_000_000  # bootstrap tables held at once (resamples × groups × K²)
+
+
+def paired_agreement(
+    x: np.ndarray,
+    y: np.ndarray,
+    ref: np.ndarray,
+    cluster: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    weights: np.ndarray,
+    level: float = LEVEL,
+) -> pd.DataFrame:
+    """Every statistic of (x, ref) and of (y, ref) per group, and y's minus x's, each with a
+    percentile CI over the resamples of ``weights`` (resamples × instances).
+
+    x, y, ref: aligned scores (one pair set, two scorers); cluster: the instance (column of
+    ``weights``) of each pair; group: the group code of each pair (repeat a pair to put it in
+    several groups). Returns one row per group × side × statistic: group, side ('x', 'y',
+    'gap'), statistic, value, ci_low, ci_high, n (pairs), n_instances.
+    """
+    x, y, ref = (np.asarray(v, dtype=np.float64) for v in (x, y, ref))
+    values = np.unique(np.concatenate([x, y, ref]))
+    if len(values) <= MAX_LEVELS:
+        point, boots = _tables(x, y, ref, cluster, group, n_groups, weights, values)
+    else:
+        point, boots = _raw(x, y, ref, cluster, group, n_groups, weights)
+    parts = []
+    for stat in STATISTICS:
+        p = point[stat].reshape(n_groups, 2)
+        b = boots[stat].reshape(-1, n_groups, 2)
+        sides = {"x": (p[:, 0], b[..., 0]), "y": (p[:, 1], b[..., 1])}
+        sides["gap"] = (p[:, 1] - p[:, 0], b[..., 1] - b[..., 0])
+        for side in SIDES:
+            value, boot = sides[side]
+            lo, hi = percentile_ci(boot, level)
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "group": np.arange(n_groups),
+                        "side": side,
+                        "statistic": stat,
+                        "value": value,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                    }
+                )
+            )
+    return pd.concat(parts, ignore_index=True).merge(_counts(cluster, group, n_groups), on="group")
+
+
+def _counts(cluster: np.ndarray, group: np.ndarray, n_groups: int) -> pd.DataFrame:
+    n = np.bincount(group, minlength=n_groups)
+    seen = pd.DataFrame({"g": group, "c": cluster}).drop_duplicates()
+    n_inst = np.bincount(seen["g"].to_numpy(), minlength=n_groups)
+    return pd.DataFrame({"group": np.arange(n_groups), "n": n, "n_instances": n_inst})
+
+
+def _tables(x, y, ref, cluster, group, n_groups, weights, values):
+    """Point values (2G,) and resamples (R, 2G) per statistic; column 2g + side."""
+    k = len(values)
+    r = np.searchsorted(values, ref)
+    cols = np.concatenate(
+        [
+            (2 * group + side) * k * k + np.searchsorted(values, s) * k + r
+            for side, s in enumerate((x, y))
+        ]
+    )
+    m = sparse.csr_array(
+        (np.ones(len(cols)), (np.tile(cluster, 2), cols)),
+        shape=(weights.shape[1], 2 * n_groups * k * k),
+    )
+    point = pair_stats_table(np.asarray(m.sum(axis=0)).reshape(2 * n_groups, k, k), values)
+    step = max(1, _CELLS_PER_CHUNK // (2 * n_groups * k * k))
+    chunks = [
+        pair_stats_table(
+            np.asarray(weights[start : start + step] @ m).reshape(-1, 2 * n_groups, k, k), values
+        )
+        for start in range(0, weights.shape[0], step)
+    ]
+    boots = {
+        s: np.concatenate([c[s] for c in chunks]) if chunks else np.empty((0, 2 * n_groups))
+        for s in STATISTICS
+    }
+    return point, boots
+
+
+def _raw(x, y, ref, cluster, group, n_groups, weights):
+    """Continuous scores: each resample's statistics from its expanded pairs (slower)."""
+    point = {s: np.full(2 * n_groups, np.nan) for s in STATISTICS}
+    boots = {s: np.full((weights.shape[0], 2 * n_groups), np.nan) for s in STATISTICS}
+    for g in range(n_groups):
+        sel = group == g
+        gr, gc = ref[sel], cluster[sel]
+        for side, scores in enumerate((x[sel], y[sel])):
+            col = 2 * g + side
+            for s, v in pair_stats_raw(scores, gr).items():
+                point[s][col] = v
+            for i, w in enumerate(weights):
+                rows = np.repeat(np.arange(len(gr)), w[gc].astype(np.int64))
+                for s, v in pair_stats_raw(scores[rows], gr[rows]).items():
+                    boots[s][i, col] = v
+    return point, boots
