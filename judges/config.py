@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.core.errors import InputError
+from analysis.core.names import check_name, optional_name
 
 DEFAULT_PROMPT = "flask-v1"
 BACKEND_NAMES = ("openai", "transformers")  # judges.backends.BACKENDS (a test keeps them equal)
@@ -222,7 +223,10 @@ class JudgeConfig:
                 raise InputError(source, None, name, "missing: a judge needs a backend and a model")
         if visitor:
             values |= {f.name: _visitor_value(f) for f, s in declared() if not s.visitor}
-        return cls(**values)
+        values["name"] = optional_name("judge", values.get("name"), source=source, field="name")
+        config = cls(**values)  # a derived name holds the model's: "kind:…" there counts too
+        check_name("judge", config.judge, source=source, field="name" if config.name else "model")
+        return config
 
 
 def cache_key(config: JudgeConfig, messages: list[dict]) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 from filelock import FileLock, Timeout
 
-from analysis.core.errors import StoreBusyError
+from analysis.core.errors import FinegrainError, StoreBusyError
 from analysis.core.store import Store
 
 # A lock file without a journal older than this is left over from a crash (see recover).
@@ -144,13 +144,34 @@ def _release(lock: FileLock, journal: Path) -> None:
         lock.release()
 
 
+class JournalError(FinegrainError):
+    """The journal cannot be written (a full disk, a size limit, a read-only folder): the run
+    stops calling at once, since an answer that cannot be journalled may be lost."""
+
+    title = "Journal not writable"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """One whole line (write() may take part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _open_append(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
 class Journal:
     """``<db>.journal/<run_id>.jsonl``, locked (``<run_id>.jsonl.lock``) while its run is alive;
     a killed process's lock goes with it, so its journal is then recoverable."""
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.path = journal_dir(store) / f"{run_id}.jsonl"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise _unwritable(self.path, e) from e
         self.lock = journal_lock(self.path)
         try:
             self.lock.acquire()
@@ -159,30 +180,57 @@ class Journal:
                 f"Judging run {run_id} is being written by another process ({self.path}); "
                 "wait for it or cancel it first."
             ) from e
+        except OSError as e:
+            raise _unwritable(self.path, e) from e
         try:
-            self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - lives with the run
+            # Unbuffered: a failed write leaves no half line in a buffer to be written later.
+            self.fd = _open_append(self.path)
+            self.size = os.fstat(self.fd).st_size
+        except OSError as e:
+            self.lock.release()
+            raise _unwritable(self.path, e) from e
         except BaseException:
             self.lock.release()
             raise
 
     def append(self, rec: CallRecord) -> None:
-        """In the kernel at once (a killed process loses nothing); on disk at the next sync."""
-        self.file.write(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
-        self.file.flush()
+        """In the kernel at once (a killed process loses nothing); on disk at the next sync. A
+        failed write is cut back to the last whole line and raises ``JournalError``."""
+        line = (json.dumps(asdict(rec), ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            _write_all(self.fd, line)
+        except OSError as e:
+            with contextlib.suppress(OSError):  # a torn line would hide the next one
+                os.ftruncate(self.fd, self.size)
+            raise _unwritable(self.path, e) from e
+        self.size += len(line)
 
     def sync(self) -> None:
         """fsync (against a machine crash); the runner calls it off the event loop."""
-        os.fsync(self.file.fileno())
+        try:
+            os.fsync(self.fd)
+        except OSError as e:
+            raise _unwritable(self.path, e) from e
 
     def close(self, *, remove: bool) -> None:
         """Close and unlock; ``remove`` deletes the journal (and its lock file) as well. A kept
         journal keeps its lock file until ``recover`` replays it."""
         try:
-            self.file.close()
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
             if remove:
                 self.path.unlink(missing_ok=True)
         finally:
             _release(self.lock, self.path)
+
+
+def _unwritable(path: Path, e: OSError) -> JournalError:
+    reason = e.strerror or type(e).__name__
+    return JournalError(
+        f"The judging journal {path} cannot be written ({reason}). Answers are journalled "
+        "before anything else so that none paid for is lost, so no further calls are made; "
+        "free space (or fix the folder's permissions) and run the same command again."
+    )
 
 
 def read_journal(path: Path) -> list[CallRecord]:

@@ -1,7 +1,10 @@
 """The judging runner: bounded concurrency, rate limits, retries with backoff that honour
 Retry-After, cancellation, a content cache, and progress. Every answer is journalled as it
 arrives and stored in small transactions; a killed run is recovered and resumed by running the
-same selection again (only calls without a stored answer are made)."""
+same selection again (only calls without a stored answer are made). A journal that cannot be
+written stops the run at once (marked failed; what was answered is stored directly); a store
+another process holds is waited for (``RunOptions.store_wait_s``), and what it still refuses stays
+in the journal, counted in the summary (``RunSummary.incomplete``) for the caller to report."""
 
 from __future__ import annotations
 
@@ -11,14 +14,13 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from analysis.core.errors import FinegrainError, InputError
 from analysis.core.store import Store
 from judges import backends
 from judges.config import JudgeConfig
 from judges.limits import RateLimiter
+from judges.outcome import Progress, RunOptions, RunSummary
 from judges.parsing import parse_judgment
 from judges.plan import Call, Plan, Selection, plan_run
 from judges.prices import load_prices, price_of
@@ -26,6 +28,7 @@ from judges.records import (
     REFRESH_RUN_COUNTS,
     CallRecord,
     Journal,
+    JournalError,
     live_runs,
     recover,
     write_records,
@@ -40,6 +43,8 @@ FINISH_RUN = """
 UPDATE runs SET status = ?, finished_at = current_timestamp WHERE run_id = ?
 """
 
+DEFAULT_OPTIONS = RunOptions()
+
 JUDGE_ROW = "SELECT kind, backend FROM judges WHERE judge = ?"
 
 UPSERT_RUN_JUDGE = """
@@ -50,65 +55,11 @@ ON CONFLICT (judge) DO UPDATE SET backend = excluded.backend, model = excluded.m
 """
 
 
-Progress = Callable[["RunSummary"], None]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    concurrency: int = 8
-    rpm: float | None = None  # requests per minute
-    tpm: float | None = None  # tokens per minute (prompt + expected completion)
-    max_retries: int = 4
-    backoff_s: float = 0.5  # first retry waits about this long, doubling each time
-    backoff_cap_s: float = 30.0
-    flush_s: float = 2.0  # how often answers move from the journal into the store
-    prices: str | None = None  # a price table file (default judges/data/prices.json)
-
-
-@dataclass
-class RunSummary:
-    run_id: str
-    judge: str
-    items: int
-    calls: int = 0  # HTTP or generate calls made, retries included
-    cache_hits: int = 0
-    ok: int = 0
-    failed: int = 0  # answers that could not be parsed (kept, counted)
-    errors: int = 0  # calls that failed after every retry
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = 0.0
-    seconds: float = 0.0
-    call_seconds: float = 0.0  # from the first call sent to the last answer (no setup)
-    cancelled: bool = False
-    recovered: int = 0  # answers of a killed earlier run stored before this one started
-    failures: list[str] = field(default_factory=list)  # the first few error messages
-
-    @property
-    def done(self) -> int:
-        return self.cache_hits + self.ok + self.failed + self.errors
-
-    def lines(self) -> list[str]:
-        cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:,.4f}"
-        out = [
-            f"run {self.run_id} · judge {self.judge}",
-            f"{self.items:,} items: {self.ok:,} scored, {self.failed:,} unparseable (kept), "
-            f"{self.errors:,} failed calls, {self.cache_hits:,} from the cache",
-            f"{self.calls:,} calls · {self.prompt_tokens:,} prompt + "
-            f"{self.completion_tokens:,} completion tokens · cost {cost} · {self.seconds:,.1f} s",
-        ]
-        if self.recovered:
-            out.append(f"{self.recovered:,} answers of an interrupted run recovered first")
-        if self.cancelled:
-            out.append("cancelled: run the same command again to finish (answers so far are kept)")
-        return out + [f"failure: {m}" for m in self.failures[:5]]
-
-
 def run(
     store: Store,
     config: JudgeConfig,
     selection: Selection,
-    options: RunOptions = RunOptions(),
+    options: RunOptions = DEFAULT_OPTIONS,
     *,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
@@ -161,11 +112,19 @@ class _Run:
         self.limiter = RateLimiter(options.rpm, options.tpm)
         self.flush_lock = asyncio.Lock()
         self.tasks: list[asyncio.Task] = []
+        self.halt = threading.Event()  # the journal failed: stop calling (not a user's cancel)
+        self.unjournalled: list[CallRecord] = []  # answered, in memory only until stored
 
     async def go(self) -> RunSummary:
         started = time.perf_counter()
-        self._start()
+        # The journal first: a run that cannot journal makes no call and writes no run row.
         self.journal = Journal(self.store, self.run_id)
+        self.summary.journal = str(self.journal.path)
+        try:
+            self._start()
+        except BaseException:
+            self.journal.close(remove=True)
+            raise
         status, stored = "failed", False
         try:
             self._reuse_cached()
@@ -176,14 +135,19 @@ class _Run:
             status = "cancelled"
             raise
         finally:
-            self.summary.cancelled = self.cancel.is_set()
-            self.summary.seconds = time.perf_counter() - started
+            if self.summary.halted:
+                status = "failed"
+            self.summary.cancelled = self.cancel.is_set() and not self.summary.halted
             try:
-                stored = await self._flush() and self._finish(status)
+                stored = await self._store_the_rest() and self._finish(status)
             finally:
+                self.summary.seconds = time.perf_counter() - started
                 # Unstored answers stay in the journal; the next run recovers them.
                 self.journal.close(remove=stored)
         return self.summary
+
+    def _stopped(self) -> bool:
+        return self.cancel.is_set() or self.halt.is_set()
 
     def _start(self) -> None:
         cfg, sel = self.plan.config, self.plan.selection
@@ -232,7 +196,7 @@ class _Run:
             await backend.aclose()
 
     async def _watch_cancel(self) -> None:
-        while not self.cancel.is_set():
+        while not self._stopped():
             await asyncio.sleep(0.05)
         for t in self.tasks:
             t.cancel()  # in-flight requests are aborted; nothing half-done is stored
@@ -250,8 +214,10 @@ class _Run:
     async def _ask(self, backend, sem: asyncio.Semaphore, call: Call) -> None:
         async with sem:
             error, attempt = None, 0
-            while not self.cancel.is_set():
+            while not self._stopped():
                 await self.limiter.acquire(call.est_prompt_tokens + call.est_completion_tokens)
+                if self._stopped():  # stopped while waiting for the rate limit: send nothing
+                    break
                 self.summary.calls += 1
                 try:
                     done = await backend.complete(call.messages)
@@ -270,14 +236,15 @@ class _Run:
                     pt, ct = (done.prompt_tokens, done.completion_tokens) if i == 0 else (0, 0)
                     self._record(c, done.text, None, done.latency_ms, pt, ct, cached=i > 0)
                 return
-            if error is not None and not self.cancel.is_set():
+            if error is not None and not self._stopped():
                 for c in self.plan.sharing(call):
                     self._record(c, None, error.message, None, 0, 0)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         wait = min(self.opt.backoff_cap_s, self.opt.backoff_s * 2**attempt)
         wait *= random.uniform(0.5, 1.0)  # jitter: concurrent retries do not stampede
-        # The backend caps Retry-After (at 2 minutes); it wins over a shorter backoff.
+        # A server's Retry-After wins over a shorter backoff (a longer one than the backend
+        # accepts has failed the item already).
         return max(wait, retry_after or 0.0)
 
     def _recorded(self, call: Call) -> bool:
@@ -297,7 +264,7 @@ class _Run:
             self.run_id, item.dataset, item.instance_id, item.model, self.plan.config.judge,
             call.cache_key, text, rationale, status, error, latency, pt, ct, scores, cached,
         )  # fmt: skip
-        self.journal.append(rec)
+        self._journal(rec)
         self.pending.append(rec)
         self.recorded.add((item.instance_id, item.model))
         if status == "error":
@@ -318,6 +285,19 @@ class _Run:
             s.cost_usd = None  # not in the price table: unknown, not free
         self._tick()
 
+    def _journal(self, rec: CallRecord) -> None:
+        """Journal one answer; if the journal cannot be written, stop calling at once and keep
+        the answer in memory to be stored directly (or journalled again at the end)."""
+        if self.halt.is_set():
+            self.unjournalled.append(rec)
+            return
+        try:
+            self.journal.append(rec)
+        except JournalError as e:
+            self.unjournalled.append(rec)
+            self.summary.halted = e.message
+            self.halt.set()
+
     def _tick(self) -> None:
         if self.progress:
             self.progress(self.summary)
@@ -335,22 +315,62 @@ class _Run:
                 return True
             try:
                 await asyncio.to_thread(self._store_batch, batch)
-            except Exception:  # noqa: BLE001 - e.g. the app reading: keep them for next time
+            except Exception as e:  # noqa: BLE001 - e.g. the app reading: keep them for next time
                 self.pending = batch + self.pending
+                self.summary.store_busy = (
+                    e.message if isinstance(e, FinegrainError) else (f"{type(e).__name__}: {e}")
+                )
                 return False
             return True
 
     def _store_batch(self, batch: list[CallRecord]) -> None:
-        self.journal.sync()  # on disk before the store says it has them
+        try:
+            self.journal.sync()  # on disk before the store says it has them
+        except JournalError as e:  # the store becomes their only copy: stop calling
+            self.summary.halted = self.summary.halted or e.message
+            self.halt.set()
         write_records(self.store, batch)
+
+    async def _store_the_rest(self) -> bool:
+        """Store what is still pending, waiting (bounded) for a store another process holds.
+        What cannot be stored stays in the journal (journalled again if it was never there);
+        the summary says how many, and False keeps the journal for the next run to recover."""
+        # A user's cancel waits only for answers the journal does not hold.
+        patience = self.opt.store_wait_s if self.unjournalled or not self.cancel.is_set() else 0
+        start = time.monotonic()
+        self.deadline = start + patience
+        while not await self._flush() and time.monotonic() < self.deadline:
+            await asyncio.sleep(min(1.0, max(0.0, self.deadline - time.monotonic())))
+        if self.summary.store_busy:
+            self.summary.waited_s = time.monotonic() - start
+        if not self.pending:
+            return True
+        self._keep(self.pending)
+        return False
+
+    def _keep(self, batch: list[CallRecord]) -> None:
+        memory_only = {id(r) for r in self.unjournalled}
+        lost = 0
+        for rec in batch:
+            if id(rec) in memory_only:
+                try:
+                    self.journal.append(rec)
+                except JournalError:
+                    lost += 1
+        self.summary.unstored, self.summary.lost = len(batch) - lost, lost
 
     def _finish(self, status: str) -> bool:
         """Close the run row; False (journal kept) when the store stayed busy."""
         s = self.summary
-        try:
-            with self.store.write() as con:
-                con.execute(REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd, self.run_id])
-                con.execute(FINISH_RUN, [status, self.run_id])
-        except FinegrainError:
-            return False
-        return True
+        while True:
+            try:
+                with self.store.write() as con:
+                    con.execute(REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd, self.run_id])
+                    con.execute(FINISH_RUN, [status, self.run_id])
+            except FinegrainError as e:
+                if time.monotonic() < self.deadline:
+                    time.sleep(min(1.0, max(0.0, self.deadline - time.monotonic())))
+                    continue
+                s.store_busy = e.message
+                return False
+            return True

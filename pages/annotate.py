@@ -37,8 +37,8 @@ blind = st.toggle(
 if not name:
     st.info("Enter your name to start (it becomes your judge name).", icon=":material/person:")
     st.stop()
-try:
-    annotation.check_annotator(name)
+try:  # the name as stored (NFC): the one progress and previous answers are read under
+    name = annotation.check_annotator(name)
 except FinegrainError as e:
     st.error(plain(e.message))
     st.stop()

@@ -32,7 +32,8 @@ def _load_flask(source: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=label)
 
     try:
-        report = import_flask(store(), source.strip(), progress=progress)
+        # The visitor is not trusted: limits, no private addresses, one generic fetch message.
+        report = import_flask(store(), source.strip(), progress=progress, trusted=False)
     except FinegrainError as e:
         bar.empty()
         show_error(e)

@@ -159,7 +159,9 @@ if job is not None and job.done:
         show_error(job.error)
         st.stop()
     report = "\n".join(f"- {plain(line)}" for line in job.summary.lines())
-    (st.warning if job.summary.cancelled else st.success)(report)
+    # Never a success while the run failed or answers wait in the journal (lines() says why).
+    box = st.error if job.summary.incomplete else st.warning if job.summary.cancelled else None
+    (box or st.success)(report)
     judges = cached(scorers.scorer_choices)(ds)
     llms = [j for j in judges.options if not j.startswith("kind:") and j != job.config.judge]
     if not llms:

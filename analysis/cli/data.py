@@ -40,25 +40,36 @@ def import_flask(db: str | None, source: str) -> None:
     store = open_store(db)
     update, close = progress_bar()
     try:
-        report = run_import(store, source, progress=update)
+        # The operator is trusted: private addresses allowed, detailed errors (the Overview
+        # page's visitor is not; see analysis.ingest.flask_source).
+        report = run_import(store, source, progress=update, trusted=True)
     finally:
         close()
     print_report(report, f"FLASK imported from {source} into {store.path}")
 
 
 class Scale(click.ParamType):
-    """``MIN-MAX`` (or ``MIN..MAX``) → ``(min, max)`` with min below max."""
+    """``MIN-MAX``, ``MIN..MAX`` or ``MIN:MAX`` → ``(min, max)`` with min below max; either end
+    may be negative (``-5-5``, ``-5..5``, ``-10--1``)."""
 
     name = "MIN-MAX"
+    NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
     def convert(self, value: object, param: object, ctx: object) -> tuple[float, float]:
+        import math
+        import re
+
         if isinstance(value, tuple):
             return value
         text = str(value)
-        try:
-            lo, hi = (float(x) for x in text.replace("..", "-").split("-", 1))
-        except ValueError:
-            self.fail(f"expected MIN-MAX such as 1-10, got {text!r}")
+        # The first number is read whole (its own sign and exponent), so the separator is
+        # the next '-', '..' or ':'.
+        m = re.fullmatch(rf"\s*({self.NUMBER})\s*(?:\.\.|:|-)\s*({self.NUMBER})\s*", text)
+        if m is None:
+            self.fail(f"expected MIN-MAX such as 1-10, -5-5 or -5..5, got {text!r}")
+        lo, hi = float(m[1]), float(m[2])
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            self.fail(f"the scale ends must be finite numbers: {text}")
         if lo >= hi:
             self.fail(f"the scale minimum must be below the maximum: {text}")
         return lo, hi
@@ -70,7 +81,11 @@ class Scale(click.ParamType):
 @click.option("--judge", help="scorer name for every row (else a 'judge' column)")
 @click.option("--kind", type=click.Choice(["human", "llm"]), help="kind of scorer  [default: llm]")
 @click.option("--dataset", help="dataset name (else a 'dataset' column, else the file name)")
-@click.option("--scale", type=Scale(), help="scale of the dataset's own criteria, e.g. 1-10")
+@click.option(
+    "--scale",
+    type=Scale(),
+    help="scale of the dataset's own criteria: MIN-MAX, e.g. 1-10, -5-5 or -5..5",
+)
 @click.option(
     "--out-of-scale",
     type=click.Choice(["error", "na"]),

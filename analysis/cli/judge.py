@@ -102,12 +102,16 @@ def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
 @click.option("--retries", type=click.IntRange(0), default=4, show_default=True,
               help="retries per call")  # fmt: skip
 @click.option("--prices", metavar="FILE", help="price table JSON (USD per 1M tokens)")
+@click.option("--store-wait", type=click.FloatRange(0), default=60.0, show_default=True,
+              metavar="SECONDS", help="how long the end of a run waits for a store another "
+              "process holds before leaving the answers in the journal")  # fmt: skip
 @click.option("--estimate-only", is_flag=True, help="print the estimate and stop")
 @click.pass_context
-def judge(ctx: click.Context, db: str | None, config_file: str | None, **params: Any) -> None:
+def judge(ctx: click.Context, db: str | None, config_file: str | None, **params: Any) -> int:
     """Score a dataset's responses with an LLM judge: print the estimate (calls, cache hits,
     tokens, cost), then run with a progress bar and print a summary. Answers already paid for
-    are reused, so running the same command again finishes an interrupted run.
+    are reused, so running the same command again finishes an interrupted run. Exits with
+    status 1 when the run failed or answers are not yet in the store (the next run stores them).
 
     \b
     A judge file holds the judge, for example:
@@ -117,32 +121,49 @@ def judge(ctx: click.Context, db: str | None, config_file: str | None, **params:
       base_url: http://localhost:8000/v1
     """
     config = judge_config(_given(ctx, params), config_file)
-    _run(open_store(db), config, params)
+    return _run(open_store(db), config, params)
 
 
-def _run(store: Any, config: JudgeConfig, p: Mapping[str, Any]) -> None:
+# Exit status when the run failed or answers are not in the store yet (2 is bad input).
+NOT_ALL_STORED = 1
+
+
+def _run(store: Any, config: JudgeConfig, p: Mapping[str, Any]) -> int:
     from judges.plan import Selection, plan_run
+    from judges.records import recover
     from judges.runner import RunOptions, run
 
     selection = Selection(
         p["dataset"], csv_list(p["models"]), csv_list(p["skills"]), limit=p["limit"]
     )
+    # Answers an earlier run left in its journal go into the store before anything else, so
+    # the estimate counts them as answered (and they are never paid for again).
+    recovered = 0
+    if store.exists():
+        store.ensure()  # an older store is upgraded before its journals are replayed into it
+        recovered = recover(store)
     plan = plan_run(store, config, selection, concurrency=p["concurrency"], prices=p["prices"])
     print(f"Judge {config.judge} on {p['dataset']}:")
     for line in plan.estimate.lines():
         print(f"  {line}")
     if p["estimate_only"]:
-        return
+        return 0
     options = RunOptions(concurrency=p["concurrency"], rpm=p["rpm"], tpm=p["tpm"],
-                         max_retries=p["retries"], prices=p["prices"])  # fmt: skip
+                         max_retries=p["retries"], prices=p["prices"],
+                         store_wait_s=p["store_wait"])  # fmt: skip
     progress, close = _progress(len(plan.calls))
     try:
         summary = run(store, config, selection, options, progress=progress)
     finally:
         close()
+    summary.recovered += recovered
     print("Summary:")
     for line in summary.lines():
         print(f"  {line}")
+    if summary.incomplete:  # never a success while paid answers are missing from the store
+        print(f"error: Judging incomplete: {'; '.join(summary.problems())}.", file=sys.stderr)
+        return NOT_ALL_STORED
+    return 0
 
 
 def _progress(total: int) -> tuple[Callable[[Any], None], Callable[[], None]]:

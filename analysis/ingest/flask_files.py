@@ -32,6 +32,7 @@ from analysis.core.writer import (
     JudgeRecord,
     RunRecord,
 )
+from analysis.ingest.file_checks import exists, max_file_bytes, regular_file
 from analysis.ingest.jsonl import iter_jsonl
 
 FULL_FILE = "evaluation_set/flask_evaluation.jsonl"
@@ -263,16 +264,21 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
     """Everything in a FLASK folder → one Batch (nothing written yet)."""
     source = source or str(root)
     label = lambda rel: f"{source.rstrip('/')}/{rel}"  # noqa: E731 - names in error messages
+    limit = max_file_bytes()
     for rel in (FULL_FILE, HARD_FILE):
-        if not (root / rel).is_file():
+        if not exists(root / rel):
             raise InputError(
                 label(rel),
                 None,
                 None,
                 "file not found; expected a folder laid out like github.com/kaistAI/FLASK",
             )
+        regular_file(root / rel, label(rel), limit)
     outputs = sorted((root / OUTPUTS_DIR).glob("*.jsonl"))
     reviews = sorted((root / REVIEWS_DIR).glob("*.jsonl"))
+    for folder, paths in ((OUTPUTS_DIR, outputs), (REVIEWS_DIR, reviews)):
+        for path in paths:  # before any is read: a FIFO would block, /dev/zero never end
+            regular_file(path, label(f"{folder}/{path.name}"), limit)
     total = 2 + len(outputs) + len(reviews)
     progress(0, total, "evaluation set")
     full = read_evaluation_set(root / FULL_FILE, label(FULL_FILE))

@@ -6,14 +6,19 @@ runs the Python check on the distinct values only. Each returns ``Converted``: t
 values, a mask of bad cells, and ``why(pos)``, the problem of a bad cell in words. Text holding
 a byte-order mark is refused everywhere: a BOM in the middle of a file (two files joined) is
 invisible, yet "\ufeff1" is not the id "1".
+
+Numbers are read strictly: Python's ``float()`` also takes ``1_0`` (as 10), ``inf`` and
+non-ASCII digits, none of which a score file means; a decimal (JSON's, read exactly, or a
+Parquet decimal column) is a number like any other.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -28,7 +33,9 @@ BOM_PROBLEM = (
     "joined; remove it"
 )
 # Column kinds that factorise safely (no lists; no True/1 clash, as True == 1 in a hash table).
-_HASHABLE = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float"})
+_HASHABLE = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float", "decimal"})
+# A plain decimal number: ASCII digits, an optional sign, point and exponent; nothing else.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 @dataclass
@@ -48,6 +55,8 @@ def show(value: object) -> str:
         return f"a list {_short(repr(list(value)))}"
     if isinstance(value, bool | np.bool_):
         return f"a boolean ({value})"
+    if isinstance(value, Decimal):
+        return _short(str(value))
     return _short(repr(value))
 
 
@@ -112,6 +121,8 @@ def _key(value: object) -> str | None:
         return str(int(value))
     if isinstance(value, float | np.floating) and float(value).is_integer():
         return str(int(value))
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        return str(int(value))  # exact: 1e30 is 1 and thirty zeros
     raise ValueError(f"expected text or an integer id, got {show(value)}")
 
 
@@ -136,22 +147,31 @@ def texts(s: pd.Series) -> Converted:
 def _number(value: object) -> float | None:
     if _missing(value):
         return None
-    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+    if isinstance(value, Decimal | int | float | np.integer | np.floating) and not isinstance(
         value, bool | np.bool_
     ):
-        return float(value)
+        return _finite(float(value), value)
     if isinstance(value, str):
-        if value.strip().lower() in NA_TEXT:
+        text = value.strip()
+        if text.lower() in NA_TEXT:
             return None
-        with contextlib.suppress(ValueError):
-            return float(value)
+        if NUMBER.fullmatch(text):
+            return _finite(float(text), value)
     raise ValueError(f"expected a number or N/A, got {show(value)}")
+
+
+def _finite(number: float, value: object) -> float:
+    if not math.isfinite(number):
+        raise ValueError(f"expected a number or N/A, got {show(value)}, which is not finite")
+    return number
 
 
 def numbers(s: pd.Series) -> Converted:
     """Scores and scale ends: a number, or N/A (empty, "N/A", "NA", null) → NaN."""
     if is_numeric_dtype(s.dtype) and not is_bool_dtype(s.dtype):
-        return Converted(s.astype(float).reset_index(drop=True), np.zeros(len(s), bool), repr)
+        values = s.astype(float).reset_index(drop=True)
+        if not np.isinf(values.to_numpy()).any():  # an infinity is named by the slow path
+            return Converted(values, np.zeros(len(s), bool), repr)
     c = _convert(s, _number)
     return Converted(c.values.astype(float), c.bad, c.why)
 
@@ -184,10 +204,12 @@ def domains(s: pd.Series) -> Converted:
 def _difficulty(value: object) -> int | None:
     if isinstance(value, np.integer | np.floating):
         value = value.item()
+    if isinstance(value, Decimal):
+        value = float(value)
     if isinstance(value, str):
         if value.strip().lower() in NA_TEXT:
             return None
-        with contextlib.suppress(ValueError):
+        if NUMBER.fullmatch(value.strip()):
             value = float(value)
     if isinstance(value, list | dict | np.ndarray):
         raise ValueError(f"expected a difficulty level 1-5 or its FLASK name, got {show(value)}")

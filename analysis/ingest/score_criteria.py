@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from analysis.core.names import case_clash
 from analysis.core.store import Store
 from analysis.core.taxonomy import SKILLS, Criterion, normalise_skill, suggest_skill
 from analysis.core.writer import ImportReport
@@ -219,6 +220,7 @@ def _criteria(
         where = ((df["dataset"] == d) & (df["skill"] == name)).to_numpy()
         known = [k for k in (*facts.own(d), *(s for dd, s in declared if dd == d)) if k != name]
         try:
+            _check_case(d, name, facts, criteria)
             scale, origin = _own_scale(d, name, declared.get((d, name)), arg, facts, known,
                                        d in hints)  # fmt: skip
         except _Refused as e:
@@ -265,6 +267,20 @@ class _Refused(Exception):
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(problem)
         self.field, self.problem = field, problem
+
+
+def _check_case(dataset: str, name: str, facts: StoreFacts, new: list[Criterion]) -> None:
+    """A new criterion must differ from the dataset's others in more than case or width:
+    "Coherence" next to "coherence" would split one criterion's scores in two."""
+    if (dataset, name) in facts.criteria:
+        return
+    others = [*facts.own(dataset), *(c.skill for c in new if c.dataset == dataset)]
+    if same := case_clash(name, others):
+        raise _Refused(
+            "skill",
+            f"criterion '{name}' differs only in case from criterion '{same}' of dataset "
+            f"'{dataset}' (criteria are compared ignoring case); use '{same}'",
+        )
 
 
 def _own_scale(

@@ -6,12 +6,15 @@ scorer. Optional: ``kind`` (human|llm), ``dataset``, ``scale_min``/``scale_max``
 reference, response, rationale, domain, difficulty, source_task``. A column value wins over the
 argument, which fills blank cells (dataset defaults to the file's stem, kind to the judge's kind
 on other rows, then the store, then llm). An empty score (or N/A, NA, null) is N/A; real-valued
-scores are allowed inside the criterion's scale. Criteria belong to their dataset: FLASK's skills
-(any spelling) are the shared 1-5 skills unless the dataset gives the name a scale of its own;
-any other name is the dataset's own criterion, whose scale comes from the scale columns,
-``scale=`` or the store. A score outside its scale stops the import (naming file, line and
-field), unless ``out_of_scale="na"``: then it is kept as N/A, counted, and its first rows are
-listed in the report (real datasets write -1 or 0 for "not rated").
+scores are allowed inside the criterion's scale. Scores are plain decimal numbers (``4``,
+``3.5``, ``-2e1``, a Parquet decimal); ``1_0``, ``inf`` and non-ASCII digits are refused. Ids
+and names are kept as text exactly as written: a JSON number id keeps every digit.
+Criteria belong to their dataset: FLASK's skills (any spelling) are the shared 1-5 skills
+unless the dataset gives the name a scale of its own; any other name is the dataset's own
+criterion, whose scale comes from the scale columns, ``scale=`` or the store. A score outside
+its scale stops the import (naming file, line and field), unless ``out_of_scale="na"``: then it
+is kept as N/A, counted, and its first rows are listed in the report (real datasets write -1 or
+0 for "not rated").
 
 ``parse_score_file`` is pure (file → Batch). ``import_scores`` reads what it needs from the store,
 parses, and writes with ``write_batch``: one transaction; a run id hashes judge, dataset and the
@@ -28,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import InputError
+from analysis.core.names import name_problem, optional_name
 from analysis.core.store import Store
 from analysis.core.taxonomy import Criterion
 from analysis.core.writer import (
@@ -123,6 +127,7 @@ def parse_score_file(
         if problem := scale_problem(*scale):
             raise InputError(name, None, "scale", problem)
         scale = (float(scale[0]), float(scale[1]))
+    judge = optional_name("judge", judge, source=name, field="--judge")
     table = read_table(path, name, lenient=lenient)
     report = ImportReport(skipped=table.skipped)
     if len(table.lines) == 0:  # lenient mode, and no line was valid JSON
@@ -188,7 +193,19 @@ def _convert(table: Table, rows: RowChecks, judge: str | None, dataset: str) -> 
     df["dataset"] = df["dataset"].fillna(dataset)
     for col in ("instance_id", "model", "skill", "judge"):
         rows.add(df[col].isna(), col, f"missing: every row needs a {col}")
+    _check_names(df, rows, "judge", "judge")
+    _check_names(df, rows, "skill", "criterion")
     return df
+
+
+def _check_names(df: pd.DataFrame, rows: RowChecks, col: str, kind: str) -> None:
+    """Names as stored (NFC); a reserved name or one with an invisible character is a bad row
+    (the rule: analysis/core/names.py). Each distinct name is checked once."""
+    given = df[col]
+    checked = {v: name_problem(kind, v) for v in given.dropna().unique()}
+    bad = {v: why for v, (_, why) in checked.items() if why}
+    rows.add(given.isin(list(bad)), col, lambda p: bad[given.iat[p]])
+    df[col] = pd.Series(conv.lookup(given, {v: c for v, (c, _) in checked.items()}), dtype=object)
 
 
 def _score_text(v: object) -> str:

@@ -9,10 +9,10 @@ Column names are matched case-insensitively (stripped, lower-cased).
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
-import json
-from collections.abc import Iterator
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,12 +20,16 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from analysis.core.errors import InputError
+from analysis.core.errors import InputError, shorten_values
 from analysis.core.writer import SkippedRow
-from analysis.ingest.jsonl import iter_jsonl, read_text
+from analysis.ingest.jsonl import decode, deep_lines, iter_jsonl, read_text
 
 BOM_BYTES = "\ufeff".encode()
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+# Ids and names: kept as text exactly as written, so a reader that turns them into doubles
+# (pyarrow reads an integer beyond int64 as one: 10**30 became 1000000000000000019884624838656)
+# is not used for them.
+NAME_COLS = ("instance_id", "model", "skill", "judge", "dataset", "kind")
 
 
 class RowError(InputError):
@@ -68,7 +72,7 @@ class Table:
     def at(self, line: int, field: str | None, problem: str) -> SkippedRow:
         """A row of this file and what is said about it (a Parquet file names its rows)."""
         cls = SkippedParquetRow if self.unit == "row" else SkippedRow
-        return cls(self.name, int(line), field, problem)
+        return cls(self.name, int(line), field, shorten_values(problem))
 
     def skip(self, line: int, field: str | None, problem: str) -> None:
         self.skipped.append(self.at(line, field, problem))
@@ -84,14 +88,34 @@ def read_table(path: Path, name: str, *, lenient: bool = False) -> Table:
             None,
             f"unknown file type '{path.suffix}'; expected .csv, .jsonl, .ndjson or .parquet",
         )
-    if not path.is_file():
-        raise InputError(name, None, None, "file not found")
+    _check_regular(path, name)
     digest = hashlib.sha1(path.read_bytes()).hexdigest()
     if fmt == "csv":
         return _read_csv(path, name, digest)
     if fmt == "jsonl":
         return _read_jsonl(path, name, digest, lenient)
     return _read_parquet(path, name, digest)
+
+
+def _check_regular(path: Path, name: str) -> None:
+    """Only a regular file is read: a directory, a FIFO (which would block), a device (which
+    never ends) or a looping link is refused by what it is, before anything is opened."""
+    try:
+        mode = path.stat().st_mode  # follows links: a link to /dev/zero is judged by /dev/zero
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            problem = "a symbolic link that loops (it never reaches a file)"
+        elif e.errno in (errno.ENOENT, errno.ENOTDIR):
+            problem = "file not found"
+        else:
+            problem = f"cannot be read ({e.strerror})"
+        raise InputError(name, None, None, problem) from e
+    if stat.S_ISDIR(mode):
+        raise InputError(name, None, None, "this is a directory, not a file; name a score file")
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            name, None, None, "not a regular file (a pipe, device or socket); name a score file"
+        )
 
 
 def _canonical(names: list[str], table: Table) -> list[str]:
@@ -157,6 +181,10 @@ def _filled_lines(data: bytes) -> np.ndarray:
 
 
 def _csv_rows(name: str, digest: str, text: str) -> Table:
+    # No cell is longer than the file, so the csv module's 131,072-character cap is lifted to
+    # the file's length; only ever raised (never lowered) so concurrent readers stay safe.
+    if csv.field_size_limit() < len(text) + 1:
+        csv.field_size_limit(len(text) + 1)
     reader = csv.reader(io.StringIO(text, newline=""))
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -198,31 +226,17 @@ def _csv_rows(name: str, digest: str, text: str) -> Table:
     return table
 
 
-def _lenient_objects(path: Path, name: str, table: Table) -> Iterator[tuple[int, dict]]:
-    """Like iter_jsonl, but a bad line is listed as skipped instead of stopping the import."""
-    for no, line in enumerate(read_text(path, name).split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            what = "a BOM in the middle of the file" if line.startswith("\ufeff") else e.msg
-            table.skip(no, None, f"not valid JSON ({what} at column {e.colno})")
-            continue
-        if isinstance(obj, dict):
-            yield no, obj
-        else:
-            table.skip(no, None, f"expected a JSON object, got {type(obj).__name__}")
-
-
 def _fast_jsonl(path: Path, name: str, digest: str) -> Table | None:
     """pyarrow's reader, when each column has one JSON type and no line is blank (the usual
     file); None otherwise, and the file is read line by line (finding any problem's line)."""
     import pyarrow as pa
     import pyarrow.json as pa_json
 
-    read_text(path, name)  # pyarrow does not check UTF-8: a bad byte is an error here
-    data = path.read_bytes().removeprefix(BOM_BYTES)
+    data = path.read_bytes()
+    decode(data, name)  # pyarrow does not check UTF-8: a bad byte is an error here
+    if deep_lines(data):
+        return None  # pyarrow's parser would crash on it: the line reader names the line
+    data = data.removeprefix(BOM_BYTES)
     try:
         rows = pa_json.read_json(pa.py_buffer(data))
     except pa.ArrowException:
@@ -236,6 +250,11 @@ def _fast_jsonl(path: Path, name: str, digest: str) -> Table | None:
     canonical = [str(n).strip().lower() for n in rows.column_names]
     if len(set(canonical)) < len(canonical):
         return None
+    if any(
+        pa.types.is_floating(f.type) and c in NAME_COLS
+        for c, f in zip(canonical, rows.schema, strict=True)
+    ):
+        return None  # an id read as a double may have lost digits: read it exactly
     for col, column in zip(canonical, rows.columns, strict=True):
         table.columns[col] = _objects(column)
     return table
@@ -245,7 +264,11 @@ def _read_jsonl(path: Path, name: str, digest: str, lenient: bool) -> Table:
     if fast := _fast_jsonl(path, name, digest):
         return fast
     table = Table(name, "line", {}, np.empty(0, np.int64), None, digest)
-    pairs = _lenient_objects(path, name, table) if lenient else iter_jsonl(path, name)
+
+    def skip(e: InputError) -> None:
+        table.skip(e.line or 0, e.field, e.problem)
+
+    pairs = iter_jsonl(path, name, exact=True, on_error=skip if lenient else None)
     lines: list[int] = []
     objs: list[dict] = []
     for no, obj in pairs:

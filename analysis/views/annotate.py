@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from analysis.core.errors import InputError, NotFoundError
+from analysis.core.names import MAX_LENGTH, check_name
 from analysis.core.store import Store
 from analysis.views.queues import ANNOTATE
 from analysis.views.sample_detail import SAMPLE_RESPONSE
@@ -84,9 +84,8 @@ ORDER BY q.seq
 """
 
 
-MAX_NAME = 60
+MAX_NAME = MAX_LENGTH["annotator"]
 MAX_COMMENT = 20_000
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -143,18 +142,11 @@ class PreviousAnswer:
 
 
 def check_annotator(name: str) -> str:
-    """The annotator's name, stripped; InputError when it cannot be a judge name."""
-    clean = (name or "").strip()
-    if not clean:
+    """The annotator's name as stored (NFC, stripped: analysis/core/names.py); InputError when
+    it cannot be a judge name (empty, too long, invisible characters, a reserved kind:…)."""
+    if not (name or "").strip():
         raise InputError("annotation", None, "annotator", "enter your name before saving")
-    if len(clean) > MAX_NAME or _CONTROL.search(clean):
-        raise InputError(
-            "annotation",
-            None,
-            "annotator",
-            f"a name of at most {MAX_NAME} characters without control characters expected",
-        )
-    return clean
+    return check_name("annotator", name, source="annotation")
 
 
 def run_id(annotator: str, dataset: str) -> str:

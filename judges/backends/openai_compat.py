@@ -18,7 +18,9 @@ from judges.config import JudgeConfig
 _DEFAULT_URL = "https://api.openai.com/v1"
 
 
-MAX_RETRY_AFTER_S = 120.0  # a longer wait is not a rate limit any more: fail the item
+# A longer wait is not a rate limit any more (a quota, an outage): the item fails at once, with
+# the requested wait in its reason, instead of stalling the run retry after retry.
+MAX_RETRY_AFTER_S = 120.0
 
 
 def _same(a: str, b: str) -> bool:
@@ -27,7 +29,7 @@ def _same(a: str, b: str) -> bool:
 
 def _retry_after(e: openai.APIStatusError) -> float | None:
     """Seconds the server asked us to wait: retry-after-ms, else Retry-After (seconds or an
-    HTTP date); None when absent or not a sane finite number."""
+    HTTP date), not capped; None when absent or not a sane finite number."""
     headers = e.response.headers if e.response is not None else {}
     seconds = None
     try:
@@ -44,7 +46,24 @@ def _retry_after(e: openai.APIStatusError) -> float | None:
         return None
     if seconds is None or not math.isfinite(seconds):
         return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+    return max(seconds, 0.0)
+
+
+def _status_error(e: openai.APIStatusError) -> CallError:
+    retry = e.status_code in (408, 409, 429) or e.status_code >= 500
+    hint = " (check the API key variable)" if e.status_code in (401, 403) else ""
+    wait = _retry_after(e)
+    if retry and wait is not None and wait > MAX_RETRY_AFTER_S:
+        return CallError(
+            f"HTTP {e.status_code}: the server asked to wait {wait:g} s (Retry-After), more "
+            f"than the {MAX_RETRY_AFTER_S:g} s a run waits; run again later",
+            retryable=False,
+            status=e.status_code,
+            retry_after=wait,
+        )
+    return CallError(
+        f"HTTP {e.status_code}{hint}", retryable=retry, status=e.status_code, retry_after=wait
+    )
 
 
 class OpenAIBackend:
@@ -81,14 +100,7 @@ class OpenAIBackend:
         except openai.APIConnectionError as e:
             raise CallError(f"connection failed ({type(e).__name__})", retryable=True) from e
         except openai.APIStatusError as e:
-            retry = e.status_code in (408, 409, 429) or e.status_code >= 500
-            hint = " (check the API key variable)" if e.status_code in (401, 403) else ""
-            raise CallError(
-                f"HTTP {e.status_code}{hint}",
-                retryable=retry,
-                status=e.status_code,
-                retry_after=_retry_after(e),
-            ) from e
+            raise _status_error(e) from e
         except (openai.APIResponseValidationError, ValueError) as e:
             raise CallError(f"malformed response ({type(e).__name__})", retryable=True) from e
         latency = (time.perf_counter() - start) * 1000

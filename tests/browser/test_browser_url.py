@@ -91,8 +91,12 @@ def _ready(page, heading: str) -> None:
 
 
 def _charts_drawn(page, n: int) -> list[dict]:
+    # Count plots, not .main-svg elements: plotly draws two of those per plot, so n/2 plots
+    # would pass for n on a slow machine.
     page.wait_for_function(
-        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {n}",
+        "n => [...document.querySelectorAll('.js-plotly-plot')]"
+        ".filter(p => p.querySelector('.main-svg')).length >= n",
+        arg=n,
         timeout=90_000,
     )
     return page.evaluate(CHARTS)

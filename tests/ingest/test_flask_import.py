@@ -115,7 +115,8 @@ def test_review_files_follow_flask_rule(flask_dir, tmp_path):
         (sum(len(r["score"]) for rows in reviews.values() for r in rows),)]  # fmt: skip
 
 
-def test_import_from_url(flask_dir, flask_db, tmp_path):
+def test_import_from_url(flask_dir, flask_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("FINEGRAIN_ALLOW_PRIVATE_URLS", "1")  # loopback is refused by default
     store = Store(tmp_path / "u.duckdb")
     seen = []
     with FolderServer(flask_dir) as url:
@@ -133,7 +134,7 @@ def test_import_from_url(flask_dir, flask_db, tmp_path):
 def test_url_404_fails_clearly(flask_dir, tmp_path):
     store = Store(tmp_path / "u.duckdb")
     with FolderServer(flask_dir) as url, pytest.raises(FetchError) as err:
-        import_flask(store, url + "/no-such-branch")
+        import_flask(store, url + "/no-such-branch", trusted=True)  # the CLI: details
     assert "HTTP 404" in err.value.message
     assert "evaluation_set/flask_evaluation.jsonl" in err.value.message
     assert not store.exists() or _query(store, "SELECT count(*) FROM instances") == [(0,)]
@@ -143,7 +144,7 @@ def test_url_truncated_download_fails_clearly(flask_dir, tmp_path):
     store = Store(tmp_path / "u.duckdb")
     with FolderServer(flask_dir, truncate=("gpt4.jsonl",)) as url, \
             pytest.raises(FetchError) as err:  # fmt: skip
-        import_flask(store, url)
+        import_flask(store, url, trusted=True)
     assert "gpt4.jsonl" in err.value.message
     assert "cut off" in err.value.message or "truncated" in err.value.message
     assert not store.exists() or _query(store, "SELECT count(*) FROM responses") == [(0,)]

@@ -300,18 +300,33 @@ def test_a_second_live_run_of_the_same_judge_is_refused(store):
 def test_retry_after_headers_are_read_and_capped():
     from types import SimpleNamespace
 
-    from judges.backends.openai_compat import MAX_RETRY_AFTER_S, _retry_after
+    from judges.backends.openai_compat import _retry_after
 
     def err(headers):
         return SimpleNamespace(response=SimpleNamespace(headers=headers))
 
     assert _retry_after(err({"retry-after": "2.5"})) == 2.5
     assert _retry_after(err({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
-    assert _retry_after(err({"retry-after": "100000"})) == MAX_RETRY_AFTER_S
+    assert _retry_after(err({"retry-after": "100000"})) == 100000  # read as sent: see below
     assert _retry_after(err({"retry-after": "inf"})) is None
     assert _retry_after(err({"retry-after": "soon"})) is None
     assert _retry_after(err({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0  # past
     assert _retry_after(err({})) is None
+
+
+def test_a_retry_after_beyond_the_cap_is_not_retried():
+    from types import SimpleNamespace
+
+    from judges.backends.openai_compat import MAX_RETRY_AFTER_S, _status_error
+
+    def status(code, wait):
+        headers = {"retry-after": str(wait)}
+        return SimpleNamespace(status_code=code, response=SimpleNamespace(headers=headers))
+
+    within = _status_error(status(429, MAX_RETRY_AFTER_S))
+    assert within.retryable and within.retry_after == MAX_RETRY_AFTER_S
+    beyond = _status_error(status(503, 3600))
+    assert not beyond.retryable and "wait 3600 s (Retry-After)" in beyond.message
 
 
 def test_default_name_carries_the_settings_that_change_answers():

@@ -120,9 +120,10 @@ def test_cli_import_while_app_runs_then_shows_after_rerun(db, tmp_path):
     assert sets.loc["labels", "Judges"] == 1
 
 
-def test_load_flask_button_imports_with_progress(db, flask_dir):
+def test_load_flask_button_imports_with_progress(db, flask_dir, monkeypatch):
     from tests.http_fixtures import FolderServer
 
+    monkeypatch.setenv("FINEGRAIN_ALLOW_PRIVATE_URLS", "1")  # else the page refuses loopback
     at = _run()
     with FolderServer(flask_dir) as url:
         at.text_input(key="flask_source").set_value(url)
