@@ -60,9 +60,12 @@ def _prepare_store() -> None:
     try:
         with st.spinner("Preparing the store (building the simulated demo on first start)…"):
             overview.ensure_data(store())
+            recovered = overview.recover_answers(store())
     except FinegrainError as e:
         show_error(e)
         st.stop()
+    if recovered:
+        st.toast(f"{recovered} judge answers of an interrupted run were stored.", icon="🧾")
     st.session_state["store_ready"] = True
 
 

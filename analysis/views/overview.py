@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from analysis.core.errors import StoreBusyError
 from analysis.core.filters import FilterOptions, Filters, filter_sql
 from analysis.core.store import Store
 from analysis.core.taxonomy import ABILITIES, DIFFICULTY_LEVELS
@@ -16,6 +17,7 @@ from analysis.stats.ranks import MIN_INSTANCES
 from analysis.views.criteria import labels_in, with_labels
 from analysis.views.scorers import JUDGES_OF_DATASET
 from analysis.views.tables import fmt_ci, for_people
+from judges.records import recover
 
 DATASET_SUMMARY = """
 SELECT d.dataset, d.title,
@@ -98,6 +100,17 @@ def ensure_data(store: Store) -> bool:
     if empty:
         build_and_write_demo(store)
     return empty
+
+
+def recover_answers(store: Store) -> int:
+    """Store the answers that judging runs paid for but could not store (killed, or the store
+    was busy or the disk full: they wait in the run's journal), so the app shows them and no
+    later run pays for them again. Returns how many. A store another process holds now leaves
+    them for the next start or judging run, which recover them first too."""
+    try:
+        return recover(store)
+    except StoreBusyError:
+        return 0
 
 
 def datasets(store: Store) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from judges import records
 from judges.config import JudgeConfig
 from judges.plan import Selection
 from judges.runner import RunOptions, run
+from tests.conftest import REPO
 from tests.openai_server import FaultPlan, OpenAIServer
 from tests.store_fixtures import hold_store
 
@@ -210,3 +211,35 @@ def test_a_retry_after_beyond_the_cap_fails_the_item_at_once(store):
     assert "3600" in s.failures[0] and "Retry-After" in s.failures[0]
     error = _q(store, "SELECT error FROM judgments WHERE judge = ?", [JUDGE])
     assert len(error) == 1 and "3600 s" in error[0][0]
+
+
+def test_the_app_stores_a_blocked_runs_answers_when_it_starts(store, monkeypatch, capsys):
+    """Answers a run could not store wait in its journal; opening the app stores them at once
+    (no judge command needed), so the pages show them and nothing is paid twice."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    with OpenAIServer() as srv:
+        code, holders, _ = _judge_while_held(store, srv, monkeypatch, 120, 0.5)
+        for h in holders:
+            h.kill()
+            h.wait()
+    said = re.search(r"(\d+) answers are NOT yet in the store", capsys.readouterr().err)
+    assert code == 1 and said
+    missing = int(said.group(1))
+    assert missing > 0 and list(records.journal_dir(store).glob("*.jsonl"))
+
+    monkeypatch.setenv("FINEGRAIN_DB", str(store.path))
+    st.cache_data.clear()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    st.cache_data.clear()
+    assert not at.exception, [e.message for e in at.exception]
+    assert [t.value for t in at.toast] == [
+        f"{missing} judge answers of an interrupted run were stored."
+    ]
+    ok = _q(store, "SELECT count(DISTINCT cache_key), count(*) FROM judgments "
+                   "WHERE judge = ? AND parse_status = 'ok'", [JUDGE])  # fmt: skip
+    assert ok == [(20, 20)]
+    assert _q(store, "SELECT status FROM runs WHERE judge = ?", [JUDGE]) == [("interrupted",)]
+    assert not list(records.journal_dir(store).glob("*.jsonl"))  # nothing left to recover
