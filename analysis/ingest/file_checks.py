@@ -36,9 +36,17 @@ def exists(path: Path) -> bool:
     return os.path.lexists(path)
 
 
-def regular_file(path: Path, name: str, limit: int | None = None) -> None:
+def regular_file(
+    path: Path,
+    name: str,
+    limit: int | None = None,
+    *,
+    expected: str = "a .jsonl file",
+    capped: bool = True,
+) -> None:
     """Raise ``InputError`` unless ``path`` is (or links to) a regular file of at most ``limit``
-    bytes (default: ``max_file_bytes()``)."""
+    bytes (default: ``max_file_bytes()``; no cap when not ``capped``: a score file may be
+    large). ``expected`` names what belongs there, for the message."""
     try:
         st = path.stat()  # follows links: a link to /dev/zero is judged by /dev/zero
     except OSError as e:
@@ -50,14 +58,18 @@ def regular_file(path: Path, name: str, limit: int | None = None) -> None:
             problem = f"cannot be read ({e.strerror})"
         raise InputError(name, None, None, problem) from e
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(name, None, None, "this is a folder, not a file; expected a .jsonl file")
-    if not stat.S_ISREG(st.st_mode):
         raise InputError(
             name,
             None,
             None,
-            "not a regular file (a pipe, device or socket); expected a .jsonl file",
+            f"this is a folder, not a file (it is a directory); expected {expected}",
         )
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(
+            name, None, None, f"not a regular file (a pipe, device or socket); expected {expected}"
+        )
+    if not capped:
+        return
     limit = max_file_bytes() if limit is None else limit
     if st.st_size > limit:
         raise InputError(

@@ -58,11 +58,10 @@ from analysis.ingest.score_criteria import (
     resolve_scales,
     scale_problem,
 )
-from analysis.ingest.score_table import Table, read_table
+from analysis.ingest.score_table import NAME_COLS, Table, read_table
 
 REQUIRED = ("instance_id", "model", "skill", "score")
 KEYS = ["dataset", "instance_id", "model", "judge", "skill"]
-NAME_COLS = ("instance_id", "model", "skill", "judge", "dataset", "kind")
 NUMBER_COLS = ("score", "scale_min", "scale_max")
 TEXT_COLS = ("instruction", "reference", "response", "rationale", "source_task")
 KNOWN_COLS = {*NAME_COLS, *NUMBER_COLS, *TEXT_COLS, "domain", "difficulty"}

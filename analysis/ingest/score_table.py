@@ -9,10 +9,8 @@ Column names are matched case-insensitively (stripped, lower-cased).
 from __future__ import annotations
 
 import csv
-import errno
 import hashlib
 import io
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from analysis.core.errors import InputError, shorten_values
 from analysis.core.writer import SkippedRow
+from analysis.ingest.file_checks import regular_file
 from analysis.ingest.jsonl import decode, deep_lines, iter_jsonl, read_text
 
 BOM_BYTES = "\ufeff".encode()
@@ -88,34 +87,13 @@ def read_table(path: Path, name: str, *, lenient: bool = False) -> Table:
             None,
             f"unknown file type '{path.suffix}'; expected .csv, .jsonl, .ndjson or .parquet",
         )
-    _check_regular(path, name)
+    regular_file(path, name, expected="a score file", capped=False)
     digest = hashlib.sha1(path.read_bytes()).hexdigest()
     if fmt == "csv":
         return _read_csv(path, name, digest)
     if fmt == "jsonl":
         return _read_jsonl(path, name, digest, lenient)
     return _read_parquet(path, name, digest)
-
-
-def _check_regular(path: Path, name: str) -> None:
-    """Only a regular file is read: a directory, a FIFO (which would block), a device (which
-    never ends) or a looping link is refused by what it is, before anything is opened."""
-    try:
-        mode = path.stat().st_mode  # follows links: a link to /dev/zero is judged by /dev/zero
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            problem = "a symbolic link that loops (it never reaches a file)"
-        elif e.errno in (errno.ENOENT, errno.ENOTDIR):
-            problem = "file not found"
-        else:
-            problem = f"cannot be read ({e.strerror})"
-        raise InputError(name, None, None, problem) from e
-    if stat.S_ISDIR(mode):
-        raise InputError(name, None, None, "this is a directory, not a file; name a score file")
-    if not stat.S_ISREG(mode):
-        raise InputError(
-            name, None, None, "not a regular file (a pipe, device or socket); name a score file"
-        )
 
 
 def _canonical(names: list[str], table: Table) -> list[str]:

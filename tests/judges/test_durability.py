@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import errno
 import re
-import shutil
 import subprocess
 
-import duckdb
 import pytest
 
 from analysis.core.store import Store
@@ -21,25 +19,13 @@ from judges.plan import Selection
 from judges.runner import RunOptions, run
 from tests.conftest import REPO
 from tests.openai_server import FaultPlan, OpenAIServer
-from tests.store_fixtures import hold_store
+from tests.store_fixtures import hold_store, query
 
 FAST = RunOptions(concurrency=4, backoff_s=0.02, backoff_cap_s=0.2, max_retries=4, flush_s=0.1)
 JUDGE = "judge-test (openai, flask-v1)"
 
 
-@pytest.fixture
-def store(demo_db, tmp_path) -> Store:
-    path = tmp_path / "s.duckdb"
-    shutil.copy(demo_db, path)
-    return Store(path)
-
-
-def _q(store: Store, sql: str, params=()) -> list[tuple]:
-    con = duckdb.connect(str(store.path), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
+_q = query
 
 
 def _config(srv) -> JudgeConfig:

@@ -5,7 +5,6 @@ the cache, resume after a kill, and no API key anywhere."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +12,6 @@ import threading
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from analysis.core.errors import InputError, NotFoundError
@@ -24,24 +22,13 @@ from judges.config import JudgeConfig
 from judges.plan import Selection, plan_run
 from judges.runner import RunOptions, run
 from tests.openai_server import FaultPlan, OpenAIServer, scores_for
+from tests.store_fixtures import query
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = RunOptions(concurrency=32, backoff_s=0.02, backoff_cap_s=0.2, max_retries=4, flush_s=0.1)
 
 
-@pytest.fixture
-def store(demo_db, tmp_path) -> Store:
-    path = tmp_path / "s.duckdb"
-    shutil.copy(demo_db, path)
-    return Store(path)
-
-
-def _q(store: Store, sql: str, params=()) -> list[tuple]:
-    con = duckdb.connect(str(store.path), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
+_q = query
 
 
 def _config(srv, **kw) -> JudgeConfig:
