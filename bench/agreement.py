@@ -1,6 +1,14 @@
 """Benchmark: every agreement statistic with 1,000 instance-level bootstrap resamples.
 
     python bench/agreement.py [--pairs 100000] [--n-boot 1000] [--repeat 3]
+    python bench/agreement.py --demo [--before /work/before] [--repeat 5]
+
+With --demo: ``agreement()`` in process, warm, on the simulated demo (built in a temporary
+folder), per correlation level, with --by domain and with a new seed (the aligned items reused,
+every statistic recomputed), and ``python -m analysis agreement … --json`` end to end; with
+--before, the same figures for the checkout at that path, measured in the same run
+(alternating, median of --repeat), so that a loaded machine slows both alike.
+Goals (issue 14): ≤ 0.3 s per in-process call, ≤ 1 s for the command.
 
 Shapes (1–5 scores, A = judge, B = a noisy copy):
 - FLASK-like: instances × 8 models × 3 skills ≈ --pairs aligned pairs;
@@ -13,9 +21,13 @@ krippendorff (timed on a few resamples, scaled to --n-boot). Goal: ≤ 2 s for a
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -127,12 +139,96 @@ def end_to_end(df: pd.DataFrame, n_boot: int, repeat: int) -> tuple[float, int]:
         return statistics.median(times), len(agreement(store, q).pairs)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+# (level, slice field, a new seed per timed call): the last, the cost of changing the seed (or
+# the number of resamples), where the aligned items are reused and every statistic recomputed.
+DEMO_CALLS = [
+    ("pooled", None, False),
+    ("instance", None, False),
+    ("system", None, False),
+    ("pooled", "domain", False),
+    ("pooled", None, True),
+]
+DEMO_A, DEMO_B = "gpt-4 (simulated)", "kind:human"
+# Runs in a child process with the checkout to measure first on sys.path: one warm-up call per
+# query, then the timed calls; prints {"level by": [seconds, ...]}.
+_WARM = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from analysis.core.filters import Filters
+from analysis.core.store import Store
+from analysis.views.agreement import AgreementQuery, agreement
+store, out = Store(sys.argv[2]), {}
+for level, by, fresh in json.loads(sys.argv[3]):
+    q = AgreementQuery(Filters("demo"), sys.argv[4], sys.argv[5], level, None, by)
+    agreement(store, q)
+    times = []
+    for i in range(int(sys.argv[6])):
+        seed = 1000 + i if fresh else 0
+        q = AgreementQuery(Filters("demo"), sys.argv[4], sys.argv[5], level, None, by, seed=seed)
+        t = time.perf_counter()
+        agreement(store, q)
+        times.append(time.perf_counter() - t)
+    out[f"{level} {by or ''}".strip() + (" new seed" if fresh else "")] = times
+print(json.dumps(out))
+"""
+
+
+def warm_calls(root: Path, db: Path, repeat: int) -> dict[str, list[float]]:
+    """Seconds of each warm in-process ``agreement()`` call, measured with ``root``'s code."""
+    args = [str(root), str(db), json.dumps(DEMO_CALLS), DEMO_A, DEMO_B, str(repeat)]
+    out = subprocess.run(
+        [sys.executable, "-c", _WARM, *args], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def command_seconds(root: Path, db: Path) -> float:
+    """Wall-clock seconds of ``python -m analysis agreement … --json`` run from ``root``."""
+    cmd = [sys.executable, "-m", "analysis", "agreement", "--db", str(db), "--dataset", "demo"]
+    cmd += ["--a", DEMO_A, "--b", DEMO_B, "--json"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=root, env=env, capture_output=True, check=True)
+    return time.perf_counter() - t
+
+
+def demo_table(before: Path | None, repeat: int) -> None:
+    """The demo figures for this checkout (and ``before``), median of ``repeat``."""
+    from analysis.ingest.demo import build_and_write_demo
+
+    roots = {"after": ROOT} | ({"before": before} if before else {})
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "demo.duckdb"
+        build_and_write_demo(Store(db))
+        warm: dict[str, dict[str, list[float]]] = {k: {} for k in roots}
+        cli: dict[str, list[float]] = {k: [] for k in roots}
+        for _ in range(repeat):  # alternate, so that the machine's load hits both alike
+            for name, root in roots.items():
+                for call, times in warm_calls(root, db, 1).items():
+                    warm[name].setdefault(call, []).extend(times)
+                cli[name].append(command_seconds(root, db))
+    print(f"agreement() on the demo, warm, in process (median of {repeat}; goal ≤ 0.3 s):")
+    print(f"  {'call':<16}" + "".join(f"{k:>10}" for k in roots) + ("   ratio" if before else ""))
+    rows = [(call, [statistics.median(warm[k][call]) for k in roots]) for call in warm["after"]]
+    rows.append(("command --json", [statistics.median(cli[k]) for k in roots]))
+    for call, secs in rows:
+        ratio = f"{secs[1] / secs[0]:7.1f}×" if before else ""
+        print(f"  {call:<16}" + "".join(f"{x:9.2f}s" for x in secs) + ratio)
+    print("  (command --json: end to end with imports; goal ≤ 1 s)")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--pairs", type=int, default=100_000)
     p.add_argument("--n-boot", type=int, default=1000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--demo", action="store_true", help="the demo figures (see above)")
+    p.add_argument("--before", type=Path, help="with --demo: a checkout to compare with")
     args = p.parse_args()
+    if args.demo:
+        demo_table(args.before, args.repeat)
+        return
 
     df = flask_like(args.pairs)
     print(

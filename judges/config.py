@@ -24,6 +24,7 @@ from typing import Any
 
 from analysis.core.errors import InputError
 from analysis.core.names import check_name, optional_name
+from analysis.ingest.file_checks import regular_file
 
 DEFAULT_PROMPT = "flask-v1"
 BACKEND_NAMES = ("openai", "transformers")  # judges.backends.BACKENDS (a test keeps them equal)
@@ -371,6 +372,10 @@ def load_judge_file(path: str | Path) -> dict[str, Any]:
     """A judge file's checked settings (YAML, or JSON / TOML by suffix). Keys are the field
     names; paths in it are as on the command line (relative to the current folder)."""
     source = str(path)
+    try:  # a FIFO would block forever and /dev/zero never end: a regular file only
+        regular_file(Path(path), source, expected="a judge file (YAML, JSON or TOML)", capped=False)
+    except InputError as e:
+        raise InputError(source, None, None, f"cannot read the judge file: {e.problem}") from e
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

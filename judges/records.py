@@ -9,12 +9,13 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 from filelock import FileLock, Timeout
 
+from analysis.core import score_sums
 from analysis.core.errors import FinegrainError, StoreBusyError
 from analysis.core.store import Store
 
@@ -196,7 +197,9 @@ class Journal:
     def append(self, rec: CallRecord) -> None:
         """In the kernel at once (a killed process loses nothing); on disk at the next sync. A
         failed write is cut back to the last whole line and raises ``JournalError``."""
-        line = (json.dumps(asdict(rec), ensure_ascii=False) + "\n").encode("utf-8")
+        # vars(): the fields in order, as asdict() gives them without its deep copy (the line
+        # is the same; this runs on the event loop once per answer).
+        line = (json.dumps(vars(rec), ensure_ascii=False) + "\n").encode("utf-8")
         try:
             _write_all(self.fd, line)
         except OSError as e:
@@ -307,6 +310,7 @@ def _insert(con, recs: list[CallRecord]) -> None:
     if len(scores):
         con.execute(SUPERSEDE_PENDING_SCORES)
         con.execute(INSERT_PENDING_SCORES)
+        score_sums.refresh(con, "SELECT * FROM pending_scores")  # same transaction
     con.unregister("pending_judgments")
     con.unregister("pending_scores")
 

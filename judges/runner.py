@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 
-from analysis.core.errors import FinegrainError, InputError
+from analysis.core.errors import FinegrainError, InputError, StoreBusyError
 from analysis.core.store import Store
 from judges import backends
 from judges.config import JudgeConfig
@@ -111,6 +111,7 @@ class _Run:
         )
         self.limiter = RateLimiter(options.rpm, options.tpm)
         self.flush_lock = asyncio.Lock()
+        self.busy_only = True  # the last failed store write was a busy store (worth a wait)
         self.tasks: list[asyncio.Task] = []
         self.halt = threading.Event()  # the journal failed: stop calling (not a user's cancel)
         self.unjournalled: list[CallRecord] = []  # answered, in memory only until stored
@@ -179,7 +180,7 @@ class _Run:
         if not todo:
             self._tick()
             return
-        backend = backends.create(self.plan.config)
+        backend = backends.create(self.plan.config, concurrency=self.opt.concurrency)
         sem = asyncio.Semaphore(max(1, self.opt.concurrency))
         started = time.perf_counter()
         stop = asyncio.Event()
@@ -317,6 +318,8 @@ class _Run:
                 await asyncio.to_thread(self._store_batch, batch)
             except Exception as e:  # noqa: BLE001 - e.g. the app reading: keep them for next time
                 self.pending = batch + self.pending
+                # Only a busy store is worth waiting for; a full disk or a broken file is not.
+                self.busy_only = isinstance(e, StoreBusyError)
                 self.summary.store_busy = (
                     e.message if isinstance(e, FinegrainError) else (f"{type(e).__name__}: {e}")
                 )
@@ -339,7 +342,7 @@ class _Run:
         patience = self.opt.store_wait_s if self.unjournalled or not self.cancel.is_set() else 0
         start = time.monotonic()
         self.deadline = start + patience
-        while not await self._flush() and time.monotonic() < self.deadline:
+        while not await self._flush() and self.busy_only and time.monotonic() < self.deadline:
             await asyncio.sleep(min(1.0, max(0.0, self.deadline - time.monotonic())))
         if self.summary.store_busy:
             self.summary.waited_s = time.monotonic() - start
@@ -368,7 +371,7 @@ class _Run:
                     con.execute(REFRESH_RUN_COUNTS, [s.cache_hits, s.cost_usd, self.run_id])
                     con.execute(FINISH_RUN, [status, self.run_id])
             except FinegrainError as e:
-                if time.monotonic() < self.deadline:
+                if isinstance(e, StoreBusyError) and time.monotonic() < self.deadline:
                     time.sleep(min(1.0, max(0.0, self.deadline - time.monotonic())))
                     continue
                 s.store_busy = e.message

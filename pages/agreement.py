@@ -13,6 +13,9 @@ from analysis.views import agreement, agreement_report, guidance_work, queues, s
 from pages.common import bind, cached, empty_state, filters, plain, show_error, store
 
 PNG = chart_config("agreement")  # the toolbar's PNG download, at twice the resolution
+# The sections below the charts, as tabs computed only when open (fixed labels: the open tab
+# is kept in the session by its label).
+SECTIONS = ["Slices (pooled)", "Human ceiling", "Rank stability"]
 
 f = filters()
 st.title("Human vs judge")
@@ -64,7 +67,9 @@ if a == b:
     st.stop()
 
 q = agreement.AgreementQuery(f, a, b, level, skill, by)
-r = cached(agreement.agreement)(q)
+# Each section is computed when it is on screen (one cached call each); the values are those
+# of the full computation, which the CLI prints.
+r = cached(agreement.agreement)(q, sections=("stats",))
 if r.pairs.empty:
     empty_state(cached(guidance_work.aligned_items)(q), key="aligned")
     st.stop()
@@ -98,44 +103,59 @@ left, right = st.columns(2)
 left.plotly_chart(agreement_charts.confusion_heatmap(r, focus), key="agr_confusion", config=PNG)
 right.plotly_chart(agreement_charts.agreement_scatter(r, focus), key="agr_scatter", config=PNG)
 
-st.subheader(f"By {by} (pooled)")
-st.dataframe(
-    agreement_report.people_wide(r, agreement.for_skill(r.slices, focus), "slice"),
-    hide_index=True,
-    key="agr_slices",
-)
-
-st.subheader("Human ceiling (leave-one-out)")
-st.caption(
-    "Does A agree with the humans as well as a human does? Each human is held out in turn and "
-    "compared with the mean of the **other** humans on the items they scored: that is the human "
-    "ceiling (grey). A is compared with that same mean of the other humans on the same items "
-    "(blue). Both face the same reference, so the two can be compared; the difference has a "
-    "paired 95% CI. The held-out pairs of all humans are pooled (an item counts once per human "
-    "who scored it); statistics over items, whatever the correlation level above. Last column: "
-    "Krippendorff's α among the individual humans, the panel's own reliability."
-)
-if r.ceiling.empty:
-    st.caption(
-        "Needs two or more human raters, other than A, who scored the same items as A in "
-        "this slice."
+bind("section", "agr_section", SECTIONS, absent=SECTIONS[0])
+sliced, ceiling, ranks = st.tabs(SECTIONS, key="agr_section", on_change="rerun")
+if sliced.open:
+    rs = cached(agreement.agreement)(q, sections=("slices_shown",))
+    sliced.subheader(f"By {by} (pooled)")
+    sliced.dataframe(
+        agreement_report.people_wide(rs, rs.slices, "slice"), hide_index=True, key="agr_slices"
     )
-else:
-    st.plotly_chart(agreement_charts.ceiling_bars(r, stat), key="agr_ceiling_bars", config=PNG)
-    st.dataframe(agreement_report.ceiling_table(r, stat), hide_index=True, key="agr_ceiling")
-    with st.expander("Every ceiling figure (long format)"):
-        st.dataframe(agreement_report.ceiling_long(r), hide_index=True, key="agr_ceiling_exact")
-        st.download_button(
-            "Download the human ceiling (CSV)",
-            agreement_report.ceiling_csv(r),
-            file_name=f"human_ceiling_{ds}.csv",
-            mime="text/csv",
-            key="agr_dl_ceiling",
-        )
 
-st.subheader("Rank stability")
-st.caption("Kendall τ-b between the model rankings A and B produce (per-model means).")
-st.dataframe(agreement_report.people_wide(r, r.ranks), hide_index=True, key="agr_ranks")
+if ceiling.open:
+    rc = cached(agreement.agreement)(q, sections=("ceiling",))
+    ceiling.subheader("Human ceiling (leave-one-out)")
+    ceiling.caption(
+        "Does A agree with the humans as well as a human does? Each human is held out in turn "
+        "and compared with the mean of the **other** humans on the items they scored: that is "
+        "the human ceiling (grey). A is compared with that same mean of the other humans on the "
+        "same items (blue). Both face the same reference, so the two can be compared; the "
+        "difference has a paired 95% CI. The held-out pairs of all humans are pooled (an item "
+        "counts once per human who scored it); statistics over items, whatever the correlation "
+        "level above. Last column: Krippendorff's α among the individual humans, the panel's "
+        "own reliability."
+    )
+    if rc.ceiling.empty:
+        for note in rc.notes[len(r.notes) :]:  # why there is none
+            ceiling.caption(f":material/info: {plain(note)}")
+        ceiling.caption(
+            "Needs two or more human raters, other than A, who scored the same items as A in "
+            "this slice."
+        )
+    else:
+        ceiling.plotly_chart(
+            agreement_charts.ceiling_bars(rc, stat), key="agr_ceiling_bars", config=PNG
+        )
+        ceiling.dataframe(
+            agreement_report.ceiling_table(rc, stat), hide_index=True, key="agr_ceiling"
+        )
+        with ceiling.expander("Every ceiling figure (long format)"):
+            st.dataframe(
+                agreement_report.ceiling_long(rc), hide_index=True, key="agr_ceiling_exact"
+            )
+            st.download_button(
+                "Download the human ceiling (CSV)",
+                agreement_report.ceiling_csv(rc),
+                file_name=f"human_ceiling_{ds}.csv",
+                mime="text/csv",
+                key="agr_dl_ceiling",
+            )
+
+if ranks.open:
+    rr = cached(agreement.agreement)(q, sections=("ranks",))
+    ranks.subheader("Rank stability")
+    ranks.caption("Kendall τ-b between the model rankings A and B produce (per-model means).")
+    ranks.dataframe(agreement_report.people_wide(rr, rr.ranks), hide_index=True, key="agr_ranks")
 
 st.subheader("Worst disagreements")
 st.caption("Items ranked by |A − B|; open one to read the instruction, response and rationales.")

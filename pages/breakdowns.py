@@ -1,5 +1,7 @@
 """Breakdowns: skill means by difficulty level, by domain, by source task, and FLASK-Hard
-against the full set; n in every cell, empty cells left empty."""
+against the full set; n in every cell, empty cells left empty. One tab per section, and only
+the open tab is computed and drawn (a switch reruns the page); the open tab is in the URL
+(``section``), so a link or a reload opens the same one."""
 
 from __future__ import annotations
 
@@ -11,6 +13,13 @@ from analysis.views import breakdowns, guidance_data
 from pages.common import bind, cached, empty_state, filters
 
 PNG = chart_config("breakdowns")  # the toolbar's PNG download, at twice the resolution
+SECTIONS = (
+    "By difficulty",
+    "Difficulty trends",
+    "By domain",
+    "By source task",
+    "FLASK-Hard vs full",
+)
 
 f = filters()
 st.title("Breakdowns")
@@ -39,41 +48,57 @@ def _csv(data: bytes, name: str) -> None:
     )
 
 
-st.subheader("By difficulty")
-st.caption(
-    "Levels 1 (simple lifestyle knowledge) to 5 (expert level knowledge). Instances without a "
-    "difficulty label get their own column in the heatmap and are left out of the lines."
-)
-st.plotly_chart(charts.difficulty_heatmap(levels, model), key="difficulty_heatmap", config=PNG)
-st.plotly_chart(charts.difficulty_lines(levels), key="difficulty_lines", config=PNG)
-_csv(breakdowns.table_csv(levels), "by_difficulty")
+bind("section", "bd_section", SECTIONS, absent=SECTIONS[0])  # the open tab, in the URL
+difficulty, trends, domain, task, hard = st.tabs(SECTIONS, key="bd_section", on_change="rerun")
 
-st.subheader("By domain")
-st.caption(
-    "FLASK's rule: an instance labelled with two domains counts toward both, so every skill "
-    "score of that instance appears in each of its domains' cells (the cells' n add up to more "
-    "than the model's scores)."
-)
-domains = cached(breakdowns.by_domain)(f)
-st.plotly_chart(charts.domain_heatmap(domains, model), key="domain_heatmap", config=PNG)
-_csv(breakdowns.table_csv(domains), "by_domain")
+if difficulty.open:
+    with difficulty:
+        st.caption(
+            "Levels 1 (simple lifestyle knowledge) to 5 (expert level knowledge). Instances "
+            "without a difficulty label get their own column."
+        )
+        st.plotly_chart(
+            charts.difficulty_heatmap(levels, model), key="difficulty_heatmap", config=PNG
+        )
+        _csv(breakdowns.table_csv(levels), "by_difficulty")
 
-st.subheader("By source task")
-st.caption("All skill scores of an instance pooled; click a column header to sort.")
-tasks = cached(breakdowns.by_source_task)(f)
-st.dataframe(breakdowns.task_table(tasks, model), hide_index=True, key="task_table")
-_csv(breakdowns.table_csv(tasks), "by_source_task")
+if trends.open:
+    with trends:
+        st.caption(
+            "Every model's mean per skill at each difficulty level, with 95% CI bars. "
+            "Instances without a difficulty label are left out here (no level to plot them at)."
+        )
+        st.plotly_chart(charts.difficulty_lines(levels), key="difficulty_lines", config=PNG)
 
-st.subheader("FLASK-Hard vs the full set")
-hard = cached(breakdowns.hard_vs_full)(f)
-if hard.empty:  # no FLASK-Hard instance at all, none in the slice, or none scored
-    empty_state(cached(guidance_data.hard_instances)(f), key="hard")
-else:
-    st.caption(
-        "Per skill and model: mean on the FLASK-Hard instances against the mean on all "
-        "instances (the other sidebar filters apply to both; the FLASK-Hard toggle is ignored "
-        "here). Relative change = (hard − full) / full."
-    )
-    st.plotly_chart(charts.hard_chart(hard), key="hard_chart", config=PNG)
-    st.dataframe(breakdowns.hard_table(hard), hide_index=True, key="hard_table")
-    _csv(breakdowns.hard_csv(hard), "hard_vs_full")
+if domain.open:
+    with domain:
+        st.caption(
+            "FLASK's rule: an instance labelled with two domains counts toward both, so every "
+            "skill score of that instance appears in each of its domains' cells (the cells' n "
+            "add up to more than the model's scores)."
+        )
+        domains = cached(breakdowns.by_domain)(f)
+        st.plotly_chart(charts.domain_heatmap(domains, model), key="domain_heatmap", config=PNG)
+        _csv(breakdowns.table_csv(domains), "by_domain")
+
+if task.open:
+    with task:
+        st.caption("All skill scores of an instance pooled; click a column header to sort.")
+        tasks = cached(breakdowns.by_source_task)(f)
+        st.dataframe(breakdowns.task_table(tasks, model), hide_index=True, key="task_table")
+        _csv(breakdowns.table_csv(tasks), "by_source_task")
+
+if hard.open:
+    with hard:
+        table = cached(breakdowns.hard_vs_full)(f)
+        if table.empty:  # no FLASK-Hard instance at all, none in the slice, or none scored
+            empty_state(cached(guidance_data.hard_instances)(f), key="hard")
+        else:
+            st.caption(
+                "Per skill and model: mean on the FLASK-Hard instances against the mean on all "
+                "instances (the other sidebar filters apply to both; the FLASK-Hard toggle is "
+                "ignored here). Relative change = (hard − full) / full."
+            )
+            st.plotly_chart(charts.hard_chart(table), key="hard_chart", config=PNG)
+            st.dataframe(breakdowns.hard_table(table), hide_index=True, key="hard_table")
+            _csv(breakdowns.hard_csv(table), "hard_vs_full")

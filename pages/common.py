@@ -57,8 +57,13 @@ def cached(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def plain(text: str) -> str:
-    """Escape markdown so names and values from user files render as the text they are."""
-    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~$:])", r"\\\1", text)
+    """Escape markdown so names and values from user files render as the text they are.
+
+    GFM turns bare ``http://…``, ``www.…`` and ``a@b.c`` into links after escapes and character
+    references are read, so no escape stops it; an invisible word joiner (U+2060) before
+    ``http``, ``www`` and ``@`` does: a link must start after a space or punctuation."""
+    text = re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~$:&])", r"\\\1", text)
+    return re.sub(r"(?i)(https?|www|@)", "\u2060\\1", text)
 
 
 def show_error(e: FinegrainError) -> None:
@@ -191,6 +196,12 @@ def url_link(param: str) -> list[str] | None:
 
 def url_has_link(param: str) -> bool:
     return param in st.session_state.get(_PENDING, {})
+
+
+def url_note(note: str) -> None:
+    """Say why a link was not used as it stands (shown until the view changes)."""
+    st.session_state.setdefault(_NOTES, []).append(note)
+    _draw_note(note)
 
 
 def url_put(param: str, value: Any, *, absent: Any = None, linked: bool = False) -> None:

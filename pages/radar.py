@@ -1,5 +1,6 @@
 """Skill radar: models side by side per skill (or ability) with CIs and n, the FLASK paper's
-published scores as an overlay, and a paired comparison of two models."""
+published scores as an overlay, and a paired comparison of two models in a section computed
+only when open (its state in the URL: ``compare``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from analysis.charts import radar as radar_charts
 from analysis.charts.common import chart_config
 from analysis.views import guidance_data, overview, radar
 from analysis.views.state import ALWAYS
-from pages.common import bind, cached, empty_state, filters, plain
+from pages.common import bind, cached, empty_state, filters, plain, url_has_link
 
 PNG = chart_config("radar")  # the toolbar's PNG download, at twice the resolution
 AXIS_KINDS = {"skill": "12 skills", "ability": "4 abilities"}
@@ -90,37 +91,47 @@ with table_col:
         icon=":material/download:",
     )
 
-st.subheader("Compare two models")
-if len(picked) < 2:
-    st.info("Pick two or more models above to compare them.", icon=":material/info:")
-    st.stop()
-ca, cb = st.columns(2)
-ordered = ranking.order(picked)  # best first
-# By default the top two (B: the next best that shares scored instances with A, if they don't)
-top, partner = cached(radar.compare_defaults)(f, tuple(ordered))
-bind("ca", "radar_a", ordered, default=top)
-a = ca.selectbox("Model A", ordered, key="radar_a", format_func=ranking.label)
-others = [m for m in ordered if m != a]
-bind("cb", "radar_b", others, default=partner if a == top and partner in others else others[0])
-b = cb.selectbox("Model B", others, key="radar_b", format_func=ranking.label)
-st.caption(
-    "A − B per axis over the instances both models scored (paired): 95% CI from 1,000 paired "
-    "bootstrap resamples of instances; p from the exact sign-flip test (every swap of A and B "
-    "within instances) when 2–16 instances are shared, else from the bootstrap; none from one "
-    "instance. p-values Holm-corrected over the axes tested; filled markers are significant at "
-    f"0.05 after correction. {radar.FEW_MARK} (crossed marker): CI from fewer than 5 instances."
+# The paired comparison (a bootstrap and an exact test per axis) is computed only while its
+# section is open; open or closed is in the URL (compare). A link that names the two models
+# (ca, cb) opens it.
+bind("compare", "radar_compare", default=url_has_link("ca") or url_has_link("cb"), absent=False)
+section = st.expander(
+    "Compare two models", key="radar_compare", on_change="rerun", icon=":material/compare_arrows:"
 )
-diff = cached(radar.compare)(f, a, b, by)
-if diff.empty:
-    empty_state(cached(guidance_data.compare_overlap)(f, a, b), key="compare")
+if not section.open:
     st.stop()
-st.plotly_chart(radar_charts.compare_chart(diff, a, b), key="compare_chart", config=PNG)
-st.dataframe(radar.compare_table(diff), hide_index=True, key="compare_table")
-st.download_button(
-    "Download CSV",
-    radar.compare_csv(diff),
-    file_name=f"compare_{a}_{b}.csv",
-    mime="text/csv",
-    key="compare_csv",
-    icon=":material/download:",
-)
+with section:
+    if len(picked) < 2:
+        st.info("Pick two or more models above to compare them.", icon=":material/info:")
+        st.stop()
+    ca, cb = st.columns(2)
+    ordered = ranking.order(picked)  # best first
+    # By default the top two (B: the next best that shares scored instances with A, if not)
+    top, partner = cached(radar.compare_defaults)(f, tuple(ordered))
+    bind("ca", "radar_a", ordered, default=top)
+    a = ca.selectbox("Model A", ordered, key="radar_a", format_func=ranking.label)
+    others = [m for m in ordered if m != a]
+    bind("cb", "radar_b", others, default=partner if a == top and partner in others else others[0])
+    b = cb.selectbox("Model B", others, key="radar_b", format_func=ranking.label)
+    st.caption(
+        "A − B per axis over the instances both models scored (paired): 95% CI from 1,000 "
+        "paired bootstrap resamples of instances; p from the exact sign-flip test (every swap of "
+        "A and B within instances) when 2–16 instances are shared, else from the bootstrap; none "
+        "from one instance. p-values Holm-corrected over the axes tested; filled markers are "
+        f"significant at 0.05 after correction. {radar.FEW_MARK} (crossed marker): CI from fewer "
+        "than 5 instances."
+    )
+    diff = cached(radar.compare)(f, a, b, by)
+    if diff.empty:
+        empty_state(cached(guidance_data.compare_overlap)(f, a, b), key="compare")
+        st.stop()
+    st.plotly_chart(radar_charts.compare_chart(diff, a, b), key="compare_chart", config=PNG)
+    st.dataframe(radar.compare_table(diff), hide_index=True, key="compare_table")
+    st.download_button(
+        "Download CSV",
+        radar.compare_csv(diff),
+        file_name=f"compare_{a}_{b}.csv",
+        mime="text/csv",
+        key="compare_csv",
+        icon=":material/download:",
+    )

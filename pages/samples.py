@@ -30,6 +30,7 @@ from pages.common import (
     show_error,
     store,
     url_link,
+    url_note,
     url_put,
 )
 
@@ -48,8 +49,14 @@ ds = f.dataset
 # dataset), then the row last shown. A dataset switch shows that dataset's own (or none).
 DETAIL = f"s_detail::{ds}"
 link_instance, link_model = url_link("instance"), url_link("model")
-if link_instance and link_model:
-    st.session_state[DETAIL] = (link_instance[-1], link_model[-1])
+if link_instance or link_model:  # half a link (no model, say) opens what it can, with a note
+    target = cached(sample_detail.link_target)(
+        ds, link_instance and link_instance[-1], link_model and link_model[-1]
+    )
+    if target.shown:
+        st.session_state[DETAIL] = target.shown
+    if target.note:
+        url_note(target.note)
 
 # ---------------------------------------------------------------- the query
 c1, c2 = st.columns([3, 2])

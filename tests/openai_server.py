@@ -9,6 +9,8 @@ block ends. Point the official SDK at it (``OpenAI(base_url=srv.base_url, api_ke
 - Faults: a ``FaultPlan`` decides per chat request, deterministically; see ``FAULT_KINDS``.
 - Answers: ``responder(body) -> content``; by default a judge-like answer (``judge_answer``) whose
   scores come from ``scores_for(body)``, so a test can compute what a judge run should store.
+- ``port``/``share_port``: a fixed port, shareable by several servers (SO_REUSEPORT; each
+  records only the requests it answered).
 - Every request is recorded in ``srv.requests`` (headers incl. Authorization, JSON body, fault).
   Nothing is logged: the API key lives only in that in-memory record.
 """
@@ -332,6 +334,8 @@ class OpenAIServer:
         responder: Callable[[dict], str] | None = None,
         hang_seconds: float = 5.0,
         models: Sequence[str] = (DEFAULT_MODEL,),
+        port: int = 0,
+        share_port: bool = False,
     ) -> None:
         self.latency = latency
         self.faults = faults or FaultPlan()
@@ -345,7 +349,16 @@ class OpenAIServer:
         self._ids = 0
         self._handlers: dict[socket.socket, threading.Thread] = {}  # open connections
         self._closing = threading.Event()
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server(("127.0.0.1", port), _Handler, bind_and_activate=False)
+        # SO_REUSEPORT: several server processes on one port, the kernel spreading connections
+        # over them (bench/judge.py, so that one process's GIL is not what it measures).
+        self._httpd.allow_reuse_port = share_port
+        try:
+            self._httpd.server_bind()
+            self._httpd.server_activate()
+        except BaseException:
+            self._httpd.server_close()
+            raise
         self._httpd.owner = self
         # A short poll interval: shutdown() waits up to one interval (the default is 0.5 s).
         self._thread = threading.Thread(

@@ -33,6 +33,9 @@ _WHISKER_SPREAD = 2.5  # degrees between models' whiskers on one axis, so they d
 LABEL_SIZE, SMALL_LABEL_SIZE = 11, 9  # px, the axis labels of the overlaid and small radars
 LABEL_PAD = 14  # px between the circle and its labels (plotly's tick length and gap)
 PANEL_PX = 220  # the height of one small multiple's row (a desktop's radar is ~220 px wide)
+# The comparison is drawn inside a section (an expander), ~34 px narrower than the page on a
+# phone; its axis title is centred under the plot, so it wraps at 9/10 of a title line.
+SECTION_TITLE_CHARS = TITLE_CHARS * 9 // 10
 # Small multiples name FLASK's skills in at most 8 letters (the full name is in the hover).
 SHORT = {
     "robustness": "Robust.", "correctness": "Correct.", "efficiency": "Effic.",
@@ -298,7 +301,7 @@ def compare_chart(table: pd.DataFrame, a: str, b: str) -> go.Figure:
     )
     fig.add_vline(x=0, line=dict(color="#555", dash="dot"))
     fig.update_layout(
-        xaxis_title=wrap(f"mean({a}) − mean({b}) on shared instances", TITLE_CHARS),
+        xaxis_title=wrap(f"mean({a}) − mean({b}) on shared instances", SECTION_TITLE_CHARS),
         yaxis_title=None,
     )
     title = f"{a} − {b}: paired difference, 95% CI (filled = significant after Holm)"

@@ -131,7 +131,12 @@ def import_scores(
 @click.option("--dataset", required=True)
 @click.option("--a", help="a scorer's name, or kind:human / kind:llm (the kind's mean)")
 @click.option("--b", help="the other scorer or group")
-@click.option("--raters", help="kind:human, kind:llm or NAME,NAME,... (instead of --a/--b)")
+@click.option(
+    "--raters",
+    multiple=True,
+    help="kind:human, kind:llm or NAME,NAME,... (instead of --a/--b); repeatable: give a name "
+    "that holds a comma with its own --raters",
+)
 @click.option("--skill", help="one skill or criterion  [default: every skill and overall]")
 @click.option(
     "--level",
@@ -170,7 +175,7 @@ def _raters(store, *, dataset, raters, skill, as_json, n_boot, seed, **_) -> Non
     if as_json:
         print(json.dumps(report.raters_to_dict(frame, dataset), indent=2))
         return
-    print(f"Krippendorff's alpha among {raters} on {dataset} (95% CI, n ratings)")
+    print(f"Krippendorff's alpha among {', '.join(raters)} on {dataset} (95% CI, n ratings)")
     print(report.text_table(frame))
 
 

@@ -14,8 +14,9 @@ SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 # Bump when schema.sql changes: Store.ensure() then re-applies it in one transaction (every
 # statement is idempotent), so a store made by an older version upgrades in place on first use.
 # 2: queue_items; 3: judgments.cache_key; 4: criteria per dataset (the `criteria` table, the
-# `dataset_skills` view; a v3 store's custom criteria move to the datasets that use them).
-SCHEMA_VERSION = "4"
+# `dataset_skills` view; a v3 store's custom criteria move to the datasets that use them);
+# 5: score_sums (per model × instance sums the writes maintain; a v4 store's are filled in).
+SCHEMA_VERSION = "5"
 
 READ_SCHEMA_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 SET_SCHEMA_VERSION = "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)"

@@ -185,3 +185,30 @@ ON CONFLICT DO NOTHING;
 DELETE FROM skills
 WHERE custom
   AND (skill IN (SELECT skill FROM scores) OR skill IN (SELECT unnest(skills) FROM instances));
+
+-- v5: per model × instance sums of the latest scores, the inner step of every page that pools
+-- several scores of an instance (abilities, source tasks, Overall) with the instance as the
+-- unit. One row per (dataset, judge, model, instance, ability group) and one with grp NULL
+-- pooling all the instance's skills. Derived data, kept current by every write in its own
+-- transaction (analysis/core/score_sums.py).
+CREATE TABLE IF NOT EXISTS score_sums (
+    dataset VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    instance_id VARCHAR NOT NULL,
+    grp VARCHAR,                      -- COALESCE(ability, label, skill); NULL = all pooled
+    total DOUBLE,                     -- sum of the non-N/A scores; NULL when all are N/A
+    n BIGINT NOT NULL,                -- non-N/A scores
+    n_rows BIGINT NOT NULL            -- all scores, N/A included
+);
+
+-- v4 -> v5 (after the criteria moved above, which decide the groups): fill it from the
+-- scores. Idempotent: a filled table is left alone; an empty one means no current scores.
+INSERT INTO score_sums (dataset, judge, model, instance_id, grp, total, n, n_rows)
+SELECT s.dataset, s.judge, s.model, s.instance_id, COALESCE(k.ability, k.label, s.skill) AS grp,
+       sum(s.score), count(s.score), count(*)
+FROM latest_scores s
+LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
+WHERE NOT EXISTS (SELECT 1 FROM score_sums)
+GROUP BY GROUPING SETS ((s.dataset, s.judge, s.model, s.instance_id, grp),
+                        (s.dataset, s.judge, s.model, s.instance_id));

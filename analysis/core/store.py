@@ -7,11 +7,12 @@ nothing here keeps a connection open: readers open read-only, run, close; writer
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import duckdb
@@ -67,6 +68,36 @@ def _busy(path: Path, e: Exception, writing: bool) -> StoreBusyError:
     return StoreBusyError(f"The store {path} is held by {who}. {hint}")
 
 
+# errno values and DuckDB's words (it reports the OS error as text) for "no room to write":
+# ENOSPC a full disk, EDQUOT a quota, EFBIG a file-size limit (RLIMIT_FSIZE, a filesystem's).
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_FULL_WORDS = ("no space left on device", "disk quota exceeded", "file too large")
+
+
+def disk_full(path: Path, e: BaseException) -> StoreError | None:
+    """The message for a write that failed for want of space, or None for any other error.
+    Raised ``from e`` where the transaction was rolled back: the store is unchanged."""
+    full = isinstance(e, OSError) and e.errno in _FULL_ERRNOS
+    if not full and isinstance(e, duckdb.Error | OSError):
+        full = any(w in str(e).lower() for w in _FULL_WORDS)
+    if not full:
+        return None
+    reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).rsplit(": ", 1)[-1]
+    return StoreError(
+        f"The disk holding the store {path} is full ({reason}): nothing was written and the "
+        "store is unchanged. Free some space (or move the store with --db / FINEGRAIN_DB) and "
+        "run the same command again.",
+        title="Disk full",
+    )
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    # DuckDB may already have aborted the transaction (a failed write invalidates it): then
+    # ROLLBACK raises "no transaction is active", which must not hide the error that did it.
+    with suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
 class Store:
     """A Finegrain database file. Cheap to create; holds no connection."""
 
@@ -82,6 +113,8 @@ class Store:
             try:
                 return duckdb.connect(str(self.path), read_only=read_only)
             except duckdb.Error as e:
+                if full := disk_full(self.path, e):  # a new store's first page, say
+                    raise full from e
                 if not _is_lock_error(e):
                     raise StoreError(f"Cannot open the store {self.path}: {e}") from e
                 if time.monotonic() >= deadline:
@@ -132,17 +165,31 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One transaction: committed on success, rolled back on any error."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """One transaction: committed on success, rolled back on any error. Every write of
+        an import, a judging run or an annotation passes here, so a full disk is turned into
+        one message here (``disk_full``), whichever statement met it."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            if full := disk_full(self.path, e):
+                raise full from e
+            raise
         con = self._connect(read_only=False)
         try:
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
-            except BaseException:
-                con.execute("ROLLBACK")
+            except BaseException as e:
+                _rollback(con)
+                if full := disk_full(self.path, e):
+                    raise full from e
                 raise
-            con.execute("COMMIT")
+            try:
+                con.execute("COMMIT")
+            except duckdb.Error as e:  # DuckDB aborts the transaction when the commit fails
+                if full := disk_full(self.path, e):
+                    raise full from e
+                raise
         finally:
             con.close()
 

@@ -13,6 +13,8 @@ from typing import Literal
 
 import pandas as pd
 
+from analysis.core import schema as store_schema
+from analysis.core import score_sums
 from analysis.core.errors import InputError
 from analysis.core.schema import UPSERT_SKILL, criterion_row, own_criterion_row
 from analysis.core.store import Store
@@ -71,6 +73,28 @@ UPSERT_RESPONSES = """
 INSERT OR REPLACE INTO responses
 SELECT dataset, instance_id, model, text, length(text) FROM batch_responses
 """
+
+# The same rows as UPSERT_INSTANCES and UPSERT_RESPONSES for a batch that conflicts with
+# nothing stored (_conflict_free).
+INSERT_INSTANCES = UPSERT_INSTANCES.replace("INSERT OR REPLACE INTO", "INSERT INTO", 1)
+INSERT_RESPONSES = UPSERT_RESPONSES.replace("INSERT OR REPLACE INTO", "INSERT INTO", 1)
+INSTANCE_KEY = "dataset, instance_id"
+RESPONSE_KEY = "dataset, instance_id, model"
+# {table}, {batch}, {key}: the writer's own names above, never input.
+CONFLICT_FREE = """
+SELECT NOT EXISTS (SELECT 1 FROM {table} WHERE dataset IN (SELECT dataset FROM {batch}))
+   AND (SELECT count(*) = count(DISTINCT ({key})) FROM {batch})
+"""
+# Asked before reading meta: a failed statement would abort the write's transaction.
+HAS_META = "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'meta'"
+READ_VERSION = store_schema.READ_SCHEMA_VERSION
+# A bulk write reaches its table's file once: past this size a commit checkpoints instead of
+# first writing the rows to the WAL and again at the checkpoint when the connection closes
+# (a FLASK import's 20 MB of responses were written twice). Set in the write's own
+# transaction; it applies to the commit that ends it. Bulk writes only: a small one stays in
+# the WAL as before (a checkpoint rewrites whole blocks, more than a few rows need).
+CHECKPOINT_AT_COMMIT = "SET checkpoint_threshold = '1MB'"
+BULK_ROWS = 10_000
 
 MERGE_RESPONSES = """
 INSERT INTO responses
@@ -227,6 +251,7 @@ def _frame(cols: list[str], rows: list[tuple] | None = None) -> pd.DataFrame:
 class Batch:
     datasets: list[DatasetRecord] = field(default_factory=list)
     criteria: list[Criterion] = field(default_factory=list)
+    # instances and responses: a pandas frame or an Arrow table (FLASK's), DuckDB reads either
     instances: pd.DataFrame = field(default_factory=lambda: _frame(INSTANCE_COLS))
     responses: pd.DataFrame = field(default_factory=lambda: _frame(RESPONSE_COLS))
     judges: list[JudgeRecord] = field(default_factory=list)
@@ -274,9 +299,13 @@ def _check_criteria(con, criteria: list[Criterion], source: str) -> None:
 
 def write_batch(store: Store, batch: Batch, source: str = "") -> ImportReport:
     """Write everything in ``batch`` in one transaction; the store is unchanged on any error."""
-    store.ensure()
+    if not store.exists():
+        store.ensure()  # a new store gets its schema in a transaction of its own, as always
     report = batch.report
     with store.write() as con:
+        _ensure_schema(con)
+        if sum(map(len, (batch.instances, batch.responses, batch.scores))) >= BULK_ROWS:
+            con.execute(CHECKPOINT_AT_COMMIT)
         names = [d.dataset for d in batch.datasets]
         if batch.replace_datasets and names:
             for sql in DELETE_DATASET:
@@ -294,25 +323,54 @@ def write_batch(store: Store, batch: Batch, source: str = "") -> ImportReport:
             )
         new_runs = _write_runs(con, batch.runs, report)
         _write_scores(con, batch, new_runs)
+        dropped = names if batch.replace_datasets else []
+        new_scores = batch.scores[batch.scores["run_id"].isin(new_runs)]
+        score_sums.after_write(con, new_scores, batch.criteria, dropped)  # same transaction
     report.counts.setdefault("instances", len(batch.instances))
     report.counts.setdefault("responses", len(batch.responses))
     report.counts.setdefault("scores", len(batch.scores))
     return report
 
 
+def _ensure_schema(con) -> None:
+    """What ``Store.ensure`` does for a store that exists, on the write's own connection: a
+    second connection (opened, read, closed) cost more than writing FLASK's instances. An
+    older store is upgraded inside the import's transaction, so a failed import leaves it as
+    it was, not upgraded. Results are read whole: DuckDB refuses ``register`` while the
+    connection's last result is unread."""
+    version = con.execute(HAS_META).fetchall()[0][0] and con.execute(READ_VERSION).fetchall()
+    if version != [(store_schema.SCHEMA_VERSION,)]:
+        store_schema.apply(con)
+
+
 def _write_instances(con, batch: Batch) -> None:
     inst = batch.instances
     if len(inst):
         con.register("batch_instances", inst)
-        sql = UPSERT_INSTANCES if batch.mode == "replace" else MERGE_INSTANCES
+        sql = MERGE_INSTANCES
+        if batch.mode == "replace":
+            fresh = _conflict_free(con, "instances", "batch_instances", INSTANCE_KEY)
+            sql = INSERT_INSTANCES if fresh else UPSERT_INSTANCES
         con.execute(sql)
         con.unregister("batch_instances")
     resp = batch.responses
     if len(resp):
         con.register("batch_responses", resp)
-        sql = UPSERT_RESPONSES if batch.mode == "replace" else MERGE_RESPONSES
+        sql = MERGE_RESPONSES
+        if batch.mode == "replace":
+            fresh = _conflict_free(con, "responses", "batch_responses", RESPONSE_KEY)
+            sql = INSERT_RESPONSES if fresh else UPSERT_RESPONSES
         con.execute(sql)
         con.unregister("batch_responses")
+
+
+def _conflict_free(con, table: str, batch: str, key: str) -> bool:
+    """True when INSERT stores what INSERT OR REPLACE would: no stored row of the batch's
+    datasets (so none shares a key) and no key twice in the batch (OR REPLACE keeps one row
+    of a repeated key where INSERT refuses the batch). OR REPLACE checks each row against the
+    key index and costs several times a plain INSERT, the bulk of a first import's write."""
+    sql = CONFLICT_FREE.format(table=table, batch=batch, key=key)
+    return bool(con.execute(sql).fetchall()[0][0])
 
 
 def _write_runs(con, runs: list[RunRecord], report: ImportReport) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr
 
 from analysis.core.taxonomy import SKILL_ORDER
 from analysis.ingest.published import published_skill_scores
@@ -179,6 +178,10 @@ def human_subset(rng: np.random.Generator, inst: pd.DataFrame, size: int) -> np.
 
 def _expected_score(loc: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """E[clip(round(N(loc, sd²)), 1, 5)] = 1 + Σ P(latent > bin edge)."""
+    # Imported here: scipy.special costs ~0.25 s, and the app imports this module on every
+    # start but builds the demo only on an empty store.
+    from scipy.special import ndtr
+
     return 1 + sum(ndtr((loc - edge) / sd) for edge in (1.5, 2.5, 3.5, 4.5))
 
 

@@ -79,3 +79,14 @@ def regular_file(
             f"{st.st_size:,} bytes is over the limit of {limit / MB:.4g} MB per file "
             f"(set {MAX_FILE_ENV} to raise it)",
         )
+
+
+def utf8_name(path: str, what: str = "file") -> None:
+    """Raise ``InputError`` unless ``path`` is valid UTF-8: a name that is not (the OS hands its
+    bytes over as lone surrogates) can be neither stored (a dataset's source, a model named by
+    its file) nor printed in a message, so the message shows its bytes escaped."""
+    shown = path.encode("utf-8", "backslashreplace").decode("utf-8")
+    if shown != path:
+        raise InputError(
+            shown, None, None, f"the {what} name is not valid UTF-8; rename it (UTF-8 names only)"
+        )

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from analysis.core.errors import InputError
 from analysis.core.taxonomy import (
     normalise_difficulty,
@@ -22,18 +20,11 @@ from analysis.core.taxonomy import (
     normalise_skill,
     suggest_skill,
 )
-from analysis.core.writer import (
-    INSTANCE_COLS,
-    JUDGMENT_COLS,
-    RESPONSE_COLS,
-    SCORE_COLS,
-    Batch,
-    DatasetRecord,
-    JudgeRecord,
-    RunRecord,
-)
-from analysis.ingest.file_checks import exists, max_file_bytes, regular_file
+from analysis.core.writer import Batch, DatasetRecord, JudgeRecord, RunRecord
+from analysis.ingest.file_checks import exists, max_file_bytes, regular_file, utf8_name
+from analysis.ingest.flask_tables import assemble
 from analysis.ingest.jsonl import iter_jsonl
+from analysis.ingest.score_columns import NUMBER
 
 FULL_FILE = "evaluation_set/flask_evaluation.jsonl"
 HARD_FILE = "evaluation_set/flask_hard_evaluation.jsonl"
@@ -47,6 +38,7 @@ REVIEW_JUDGE = JudgeRecord(
     prompt_version="flask-skill-specific",
 )
 _NA = {"n/a", "na", "none", "null", ""}
+_MISSING = object()  # a key a row lacks: not an int nor a str, so the row-by-row reading runs
 
 Progress = Callable[[int, int, str], None]
 
@@ -97,14 +89,44 @@ def _text(obj: dict, key: str, name: str, no: int, required: bool) -> str | None
     return v
 
 
-def parse_instance(obj: dict, name: str, no: int) -> tuple:
+class _Names:
+    """The taxonomy's normalisers, remembered per spelling: an evaluation set repeats a few
+    dozen spellings over its rows. Only successes are kept (an unknown name raises each time);
+    a difficulty is kept by (type, value), so that 1.0 is not taken for 1."""
+
+    def __init__(self) -> None:
+        self.skills: dict[str, str | None] = {}
+        self.domains: dict[str, str | None] = {}
+        self.levels: dict[tuple[type, object], int | None] = {}
+
+    def skill(self, name: str) -> str | None:
+        if name not in self.skills:
+            self.skills[name] = normalise_skill(name)
+        return self.skills[name]
+
+    def domain(self, name: str) -> str | None:
+        if name not in self.domains:
+            self.domains[name] = normalise_domain(name)  # ValueError: not kept
+        return self.domains[name]
+
+    def difficulty(self, value: object) -> int | None:
+        if value.__class__ not in (str, int):  # floats, None, bools, lists: not kept
+            return normalise_difficulty(value)
+        key = (value.__class__, value)
+        if key not in self.levels:
+            self.levels[key] = normalise_difficulty(value)
+        return self.levels[key]
+
+
+def parse_instance(obj: dict, name: str, no: int, names: _Names | None = None) -> tuple:
     """One evaluation-set row (either schema) → an instances row without dataset."""
+    names = names or _Names()
     schema = NEW if "idx" in obj or "instruction" in obj else OLD
     iid = _instance_id(obj, schema.id, name, no)
     instruction = _text(obj, schema.instruction, name, no, required=True)
     skills = []
     for s in _list_field(obj.get(schema.skills), name, no, schema.skills):
-        sid = normalise_skill(s)
+        sid = names.skill(s)
         if sid is None:
             raise InputError(name, no, schema.skills, f"unknown skill '{s}'{suggest_skill(s)}")
         skills.append(sid)
@@ -113,13 +135,13 @@ def parse_instance(obj: dict, name: str, no: int) -> tuple:
     domains = []
     for d in _list_field(obj.get(schema.domains, []), name, no, schema.domains):
         try:
-            dom = normalise_domain(d)
+            dom = names.domain(d)
         except ValueError as e:
             raise InputError(name, no, schema.domains, str(e)) from e
         if dom:
             domains.append(dom)
     try:
-        difficulty = normalise_difficulty(obj.get(schema.difficulty))
+        difficulty = names.difficulty(obj.get(schema.difficulty))
     except ValueError as e:
         raise InputError(name, no, schema.difficulty, str(e)) from e
     return (
@@ -137,8 +159,9 @@ def read_evaluation_set(path: Path, name: str) -> dict[str, tuple]:
     """instance_id → row; an id repeated with different content is an error naming both lines."""
     rows: dict[str, tuple] = {}
     first_line: dict[str, int] = {}
+    names = _Names()
     for no, obj in iter_jsonl(path, name):
-        row = parse_instance(obj, name, no)
+        row = parse_instance(obj, name, no, names)
         iid = row[0]
         if iid in rows and rows[iid] != row:
             key = "idx" if "idx" in obj else "question_id"
@@ -154,7 +177,29 @@ def read_evaluation_set(path: Path, name: str) -> dict[str, tuple]:
 
 
 def read_model_outputs(path: Path, name: str, known: dict[str, tuple]) -> dict[str, str]:
-    """question_id → response text for one model's file."""
+    """question_id → response text for one model's file.
+
+    Every check of the row-by-row reading is made on whole columns (a model's file is ~1,700
+    rows of one shape); only a file that fails one is read again row by row, which names the
+    first bad line exactly as before. The parsed objects are dropped as they come: kept, tens
+    of thousands of dicts made the garbage collector walk them, a fifth of the parse."""
+    qids, texts = [], []
+    try:
+        for _, obj in iter_jsonl(path, name):
+            qids.append(obj.get("question_id", _MISSING))
+            texts.append(obj.get("text", _MISSING))
+    except InputError:  # a bad line: a bad row before it is the first error, as row by row
+        _model_outputs_by_row(path, name, known)
+        raise
+    # int and str exactly: a bool is not an id (json gives no other subclasses)
+    if set(map(type, qids)) == {int} and set(map(type, texts)) == {str} and min(qids) >= 1:
+        ids = list(map(str, qids))
+        if len(set(ids)) == len(ids) and known.keys() >= set(ids):
+            return dict(zip(ids, texts, strict=True))
+    return _model_outputs_by_row(path, name, known)
+
+
+def _model_outputs_by_row(path: Path, name: str, known: dict[str, tuple]) -> dict[str, str]:
     out: dict[str, str] = {}
     for no, obj in iter_jsonl(path, name):
         iid = _instance_id(obj, "question_id", name, no)
@@ -188,10 +233,13 @@ def parse_review_score(score: object) -> tuple[dict[str, float | None], str | No
         if isinstance(value, str) and value.strip().lower() in _NA:
             out[sid] = None
             continue
-        try:
-            v = float(value)  # FLASK writes ints; some rows hold numeric strings
-        except (TypeError, ValueError):
+        # FLASK writes ints; some rows hold numeric strings, read strictly: float() alone would
+        # take "0_3" (digit separators) and non-ASCII digits as 3.
+        if isinstance(value, str) and NUMBER.fullmatch(value.strip()):
+            value = value.strip()
+        elif not isinstance(value, int | float):
             return {}, f"score {value!r} for '{key}' is neither 1-5 nor N/A"
+        v = float(value)
         if not 1 <= v <= 5:
             return {}, f"score {value!r} for '{key}' is outside 1-5"
         out[sid] = v
@@ -263,6 +311,7 @@ def _noop(done: int, total: int, label: str) -> None:
 def parse_folder(root: Path, source: str | None = None, progress: Progress = _noop) -> Batch:
     """Everything in a FLASK folder → one Batch (nothing written yet)."""
     source = source or str(root)
+    utf8_name(source, "folder")  # stored as the datasets' source
     label = lambda rel: f"{source.rstrip('/')}/{rel}"  # noqa: E731 - names in error messages
     limit = max_file_bytes()
     for rel in (FULL_FILE, HARD_FILE):
@@ -279,6 +328,7 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
     for folder, paths in ((OUTPUTS_DIR, outputs), (REVIEWS_DIR, reviews)):
         for path in paths:  # before any is read: a FIFO would block, /dev/zero never end
             regular_file(path, label(f"{folder}/{path.name}"), limit)
+            utf8_name(str(path))  # the file names the model
     total = 2 + len(outputs) + len(reviews)
     progress(0, total, "evaluation set")
     full = read_evaluation_set(root / FULL_FILE, label(FULL_FILE))
@@ -302,11 +352,12 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
             ),
         ]
     )
-    responses: list[tuple] = []
+    # Responses of dataset "flask", one chunk per file: (model, instance ids, texts).
+    responses: list[tuple[str, list, list]] = []
     for i, path in enumerate(outputs, 3):
         texts = read_model_outputs(path, label(f"{OUTPUTS_DIR}/{path.name}"), full)
         model = model_name(path)
-        responses += [("flask", iid, model, t) for iid, t in texts.items()]
+        responses.append((model, list(texts), list(texts.values())))
         progress(i, total, f"model outputs: {model}")
     judgments, scores = [], []
     models = [model_name(p) for p in reviews]
@@ -322,7 +373,7 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
         j, s, r = read_review_file(path, label(f"{REVIEWS_DIR}/{path.name}"), full)
         judgments += j
         scores += s
-        responses += r
+        responses.append((model_name(path), [x[1] for x in r], [x[3] for x in r]))
         batch.runs.append(
             RunRecord(
                 j[0][0],
@@ -338,48 +389,5 @@ def parse_folder(root: Path, source: str | None = None, progress: Progress = _no
         progress(i, total, f"GPT-4 reviews: {model_name(path)}")
     if reviews:
         batch.judges.append(REVIEW_JUDGE)
-    _assemble(batch, full, hard, responses, judgments, scores)
+    assemble(batch, full, hard, responses, judgments, scores)
     return batch
-
-
-def _assemble(
-    batch: Batch, full: dict, hard: dict, responses: list, judgments: list, scores: list
-) -> None:
-    by_text = {row[1]: iid for iid, row in full.items()}
-    hard_match = {hid: by_text.get(row[1]) for hid, row in hard.items()}
-    matched = {m for m in hard_match.values() if m}
-    batch.instances = pd.DataFrame(
-        [("flask", *row, row[0] in matched) for row in full.values()]
-        + [("flask-hard", *row, True) for row in hard.values()],
-        columns=INSTANCE_COLS,
-    )
-    # Review files repeat the response (target_txt); the model-output file wins on conflict.
-    resp = pd.DataFrame(responses, columns=RESPONSE_COLS).drop_duplicates(
-        ["dataset", "instance_id", "model"], keep="first"
-    )
-    # FLASK-Hard reuses the full set's responses: same instruction, same answers.
-    full_resp = resp[resp["dataset"] == "flask"]
-    hard_rows = [(hid, fid) for hid, fid in hard_match.items() if fid]
-    link = pd.DataFrame(hard_rows, columns=["hard_id", "instance_id"])
-    hard_resp = full_resp.merge(link, on="instance_id")
-    hard_resp = hard_resp.assign(dataset="flask-hard", instance_id=hard_resp["hard_id"])
-    batch.responses = pd.concat([resp, hard_resp[RESPONSE_COLS]], ignore_index=True)
-    batch.judgments = pd.DataFrame(judgments, columns=JUDGMENT_COLS)
-    batch.scores = pd.DataFrame(scores, columns=SCORE_COLS)
-    models = full_resp["model"].nunique()
-    answered = full_resp.groupby("model")["instance_id"].nunique()
-    report = batch.report
-    report.missing_responses = int(sum(len(full) - answered))
-    report.parse_failures = int((batch.judgments["parse_status"] != "ok").sum())
-    report.counts = {
-        "FLASK instances": len(full),
-        "FLASK-Hard instances": len(hard),
-        "models": models,
-        "responses": len(full_resp),
-        "FLASK-Hard responses (shared with the full set)": len(hard_resp),
-        "judge scores": len(batch.scores),
-    }
-    report.notes.append(
-        f"FLASK-Hard: {len(matched)} of {len(hard)} instructions found in the "
-        "full set (flagged there for the FLASK-Hard filter)"
-    )

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
-
-import numpy as np
 
 from analysis.core.errors import InputError
 
@@ -23,6 +22,13 @@ BOM = "\ufeff"
 MAX_DEPTH = 100  # score and FLASK lines hold flat values and short lists: 3 levels in practice
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NOT_OPEN_OR_BREAK = bytes(c for c in range(256) if c not in b"[{\n")  # for deep_lines
+# json.loads(line) is scan_once(line, 0) plus checks of the ends: the same object when the
+# value spans the whole line. The decoders keep no state between calls (the C scanner clears
+# its memo after each).
+JSON_SPACE = " \t\n\r"  # what json.loads skips after the value
+_SCAN = json.JSONDecoder().scan_once
+_SCAN_EXACT = json.JSONDecoder(parse_float=Decimal).scan_once
 
 
 def read_text(path: Path, name: str | None = None) -> str:
@@ -48,22 +54,20 @@ def decode(data: bytes, name: str) -> str:
 def deep_lines(data: bytes) -> dict[int, str | None]:
     """Line number → the top-level field of each line nested deeper than ``MAX_DEPTH``.
 
-    Vectorised bound first: a line with at most MAX_DEPTH opening brackets cannot be deeper, so
-    only the rare line with more is scanned character by character (brackets inside strings
-    do not count)."""
-    b = np.frombuffer(data, dtype=np.uint8)
-    opens = np.flatnonzero((b == 91) | (b == 123))  # '[' and '{'
-    if len(opens) <= MAX_DEPTH:
+    Cheap bound first: a line with at most MAX_DEPTH opening brackets cannot be deeper, and one
+    C pass (``bytes.translate``) keeps only the brackets and line breaks, so the count per line
+    is a length; only the rare line with more is scanned character by character (brackets
+    inside strings do not count)."""
+    opens = data.translate(None, _NOT_OPEN_OR_BREAK).split(b"\n")
+    if max(map(len, opens)) <= MAX_DEPTH:
         return {}
-    breaks = np.flatnonzero(b == 10)
-    per_line = np.bincount(np.searchsorted(breaks, opens))  # index i: line i + 1
+    lines = data.split(b"\n")
     out: dict[int, str | None] = {}
-    for i in np.flatnonzero(per_line > MAX_DEPTH):
-        start = breaks[i - 1] + 1 if i > 0 else 0
-        end = breaks[i] if i < len(breaks) else len(b)
-        deep, field = _depth_scan(data[start:end].decode("utf-8", errors="replace"))
-        if deep:
-            out[int(i) + 1] = field
+    for i, brackets in enumerate(opens):
+        if len(brackets) > MAX_DEPTH:
+            deep, field = _depth_scan(lines[i].decode("utf-8", errors="replace"))
+            if deep:
+                out[i + 1] = field
     return out
 
 
@@ -151,12 +155,32 @@ def parse_line(
         ) from e
     except RecursionError as e:  # the scan bounds depth; this is the last line of defence
         raise InputError(name, no, None, deep_problem(None)) from e
+    except ValueError as e:  # Python reads at most sys.get_int_max_str_digits() digits
+        raise InputError(
+            name,
+            no,
+            None,
+            f"a number has more than {sys.get_int_max_str_digits():,} digits, more than a score "
+            "or an id holds; write an id this long as text (in quotes)",
+        ) from e
     if not isinstance(obj, dict):
         raise InputError(name, no, None, f"expected a JSON object, got {type(obj).__name__}")
     if SURROGATE_ESCAPE.search(line) and (found := lone_surrogate(obj)):
         field = found[0] and printable(found[0])
         raise InputError(name, no, field, surrogate_problem(found[1]))
     return obj
+
+
+def _surrogate_lines(text: str) -> set[int]:
+    """The numbers of the lines holding a ``\\ud800``-``\\udfff`` escape (a pair, as JSON
+    writes an emoji, or a lone half), counted in one pass over the text."""
+    out: set[int] = set()
+    no, last = 1, 0
+    for m in SURROGATE_ESCAPE.finditer(text):
+        no += text.count("\n", last, m.start())
+        last = m.start()
+        out.add(no)
+    return out
 
 
 def iter_jsonl(
@@ -167,23 +191,42 @@ def iter_jsonl(
     on_error: Callable[[InputError], None] | None = None,
 ) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line; an empty file is an error. With
-    ``on_error``, a bad line is handed to it and skipped instead of stopping the import."""
+    ``on_error``, a bad line is handed to it and skipped instead of stopping the import.
+
+    Each line goes to ``json``'s C scanner directly (what ``json.loads`` calls, without its
+    per-call work); any line that does not simply yield one object — an error, whitespace
+    before the value, a deep line, a line with a surrogate escape — takes ``parse_line``, the
+    one careful path, so every object and every message is what ``json.loads`` gives."""
     name = name or str(path)
     data = path.read_bytes()
     text = decode(data, name)
     deep = deep_lines(data)
+    careful = deep.keys() | _surrogate_lines(text)
+    scan = _SCAN_EXACT if exact else _SCAN
     seen = skipped = False
     for no, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
         try:
-            obj = parse_line(line, no, name, deep=deep, exact=exact)
-        except InputError as e:
-            if on_error is None:
-                raise
-            on_error(e)
-            skipped = True
-            continue
+            obj, end = scan(line, 0)
+        except (StopIteration, ValueError, RecursionError):  # json.loads says which, below
+            obj, end = None, -1
+        # The common line: one object from its first character to its last. Anything else is
+        # looked at again: blank lines skipped, the rest (whitespace around the value, extra
+        # data, errors, non-objects, deep or surrogate lines) through parse_line.
+        if end != len(line) or obj.__class__ is not dict or no in careful:
+            if not line or line.isspace():  # what ``not line.strip()`` says, without a copy
+                continue
+            if obj.__class__ is dict and no not in careful and not line[end:].strip(JSON_SPACE):
+                seen = True  # trailing whitespace, a CRLF line's "\r": json.loads allows it
+                yield no, obj
+                continue
+            try:
+                obj = parse_line(line, no, name, deep=deep, exact=exact)
+            except InputError as e:
+                if on_error is None:
+                    raise
+                on_error(e)
+                skipped = True
+                continue
         seen = True
         yield no, obj
     if not seen and not skipped:

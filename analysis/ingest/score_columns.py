@@ -34,6 +34,7 @@ BOM_PROBLEM = (
 )
 # Column kinds that factorise safely (no lists; no True/1 clash, as True == 1 in a hash table).
 _HASHABLE = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float", "decimal"})
+ID_DIGITS = 100  # an id written as a number with an exponent (1e30) is expanded up to this
 # A plain decimal number: ASCII digits, an optional sign, point and exponent; nothing else.
 NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -121,6 +122,11 @@ def _key(value: object) -> str | None:
         return str(int(value))
     if isinstance(value, float | np.floating) and float(value).is_integer():
         return str(int(value))
+    if isinstance(value, Decimal) and value.is_finite() and value.adjusted() >= ID_DIGITS:
+        # 1e999999999 would be expanded to a billion digits: minutes and gigabytes
+        raise ValueError(
+            f"expected text or an integer id of at most {ID_DIGITS} digits, got {value}"
+        )
     if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
         return str(int(value))  # exact: 1e30 is 1 and thirty zeros
     raise ValueError(f"expected text or an integer id, got {show(value)}")

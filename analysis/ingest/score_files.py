@@ -48,6 +48,7 @@ from analysis.core.writer import (
     write_batch,
 )
 from analysis.ingest import score_columns as conv
+from analysis.ingest.file_checks import utf8_name
 from analysis.ingest.score_checks import RowChecks, one
 from analysis.ingest.score_criteria import (
     KINDS,
@@ -115,6 +116,7 @@ def parse_score_file(
 ) -> Batch:
     """A score file → Batch (nothing written). Errors name the file, the line and the field."""
     name = name or str(path)
+    utf8_name(name)  # stored as the runs' source and the default dataset
     facts = facts or StoreFacts()
     if kind is not None and kind not in KINDS:
         raise InputError(name, None, "kind", f"invalid kind {kind!r}; expected human or llm")

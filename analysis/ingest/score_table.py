@@ -277,17 +277,30 @@ def _objects(column) -> pd.Series:
     return pd.Series(s.to_numpy(dtype=object, na_value=None), dtype=object)
 
 
+def _one_line(error: Exception) -> str:
+    """pyarrow's message on one line: some append the schema, a line per field, which would
+    break the one-paragraph error in two dozen."""
+    return " ".join(str(error).split())
+
+
 def _read_parquet(path: Path, name: str, digest: str) -> Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
+        # A column twice is named here: pyarrow's reader refuses it with its whole schema.
+        _canonical(pq.read_schema(path).names, Table(name, "row", {}, np.empty(0), None, digest))
         data = pq.read_table(path)
     except (pa.ArrowException, OSError) as e:
-        raise InputError(name, None, None, f"not a readable Parquet file ({e})") from e
+        raise InputError(name, None, None, f"not a readable Parquet file ({_one_line(e)})") from e
     if data.num_rows == 0:
         raise InputError(name, None, None, "the file has no rows")
     table = Table(name, "row", {}, np.arange(1, data.num_rows + 1), None, digest)
     for col, original in zip(_canonical(data.column_names, table), data.column_names, strict=True):
-        table.columns[col] = _objects(data.column(original))
+        column = data.column(original)
+        try:  # a string column may hold bytes that are not UTF-8: to_pandas raises on them
+            column.validate(full=True)
+            table.columns[col] = _objects(column)
+        except pa.ArrowException as e:
+            raise InputError(name, None, col, f"this column cannot be read ({_one_line(e)})") from e
     return table

@@ -14,12 +14,15 @@ tests/stats/test_agreement_stats.py):
   μb)²) (population moments), so it extends to real-valued scores unchanged (Lin's CCC).
 - Krippendorff's α = 1 − (n − 1) Σ o_ck δ_ck / Σ n_c n_k δ_ck over the coincidence matrix o;
   ordinal α is interval α on the midranks of the pooled pairable values.
+
+Only numpy is imported here: importing scipy.stats costs over a second, which the command line
+and the page's first draw would pay. Midranks are exact (halves of integers) whichever way they
+are computed; scipy's Kendall τ-b is imported only on the raw path that needs it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import kendalltau, rankdata
 
 # Statistic ids in display order, with their labels.
 CORRELATIONS = ("spearman", "kendall", "pearson")
@@ -68,10 +71,23 @@ def midranks(counts: np.ndarray) -> np.ndarray:
 
 
 def _kendall_table(t: np.ndarray, n: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    # C − D = Σ_ij t_ij (Σ_{j'>j} u_ij' − Σ_{j'<j} u_ij') with u_ij = Σ_{i'>i} t_i'j: two cumsums.
-    u = np.cumsum(t[..., ::-1, :], axis=-2)[..., ::-1, :] - t
-    left = np.cumsum(u, axis=-1) - u
-    s = np.einsum("...ij,...ij->...", t, u.sum(-1, keepdims=True) - 2 * left - u)
+    # C − D = Σ_ij t_ij (Σ_{j'>j} u_ij' − Σ_{j'<j} u_ij') with u_ij = Σ_{i'>i} t_i'j. Tables hold
+    # counts, so every step is integer arithmetic, exact in float64 in any order. One row i of
+    # every table at a time, bottom up (u then holds the rows below it): the temporaries are a
+    # row of the tables, not the tables, and stay in cache, whatever the tables' memory layout.
+    k = t.shape[-1]
+    tt = np.moveaxis(t, (-2, -1), (0, 1))  # a view: (i, j, *tables)
+    u = np.zeros_like(tt[0])  # (j, *tables): Σ_{i'>i} t_i'j
+    s = np.zeros(tt.shape[2:])
+    for i in range(k - 2, -1, -1):
+        u += tt[i + 1]
+        side = np.cumsum(u, axis=0)  # Σ_{j'≤j} u_ij'
+        total = side[k - 1].copy()  # Σ_j' u_ij'
+        side *= -2
+        side += u
+        side += total  # Σ_{j'>j} u − Σ_{j'<j} u = total − 2·Σ_{j'≤j} u + u_ij
+        side *= tt[i]
+        s += side.sum(0)
     n0 = n * (n - 1) / 2
     n1 = (rows * (rows - 1) / 2).sum(-1)
     n2 = (cols * (cols - 1) / 2).sum(-1)
@@ -122,6 +138,25 @@ def pair_stats_table(t: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]
     return out
 
 
+def rankdata(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Average (mid) ranks, 1-based, along ``axis`` (scipy.stats.rankdata's 'average' method;
+    no NaN: callers pass finite values or +inf). Ties share (first + last) / 2 + 1."""
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -1)
+    order = np.argsort(x, axis=-1, kind="stable")
+    xs = np.take_along_axis(x, order, axis=-1)
+    m = x.shape[-1]
+    pos = np.broadcast_to(np.arange(m), xs.shape)
+    new = np.ones(xs.shape, dtype=bool)  # the first of each run of equal values
+    new[..., 1:] = xs[..., 1:] != xs[..., :-1]
+    last = np.ones(xs.shape, dtype=bool)  # the last of each run
+    last[..., :-1] = new[..., 1:]
+    first = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    end = np.flip(np.minimum.accumulate(np.flip(np.where(last, pos, m), -1), axis=-1), -1)
+    ranks = np.empty(xs.shape)
+    np.put_along_axis(ranks, order, 0.5 * (first + end + 2), axis=-1)
+    return np.moveaxis(ranks, -1, axis)
+
+
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     dx, dy = x - x.mean(), y - y.mean()
     return float(_div((dx * dy).sum(), np.sqrt((dx**2).sum() * (dy**2).sum())))
@@ -167,6 +202,8 @@ def pair_stats_raw(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     denom = a.var() + b.var() + (ma - mb) ** 2
     units = np.repeat(np.arange(n), 2)
     pooled = np.column_stack([a, b]).ravel()
+    from scipy.stats import kendalltau  # only real-valued scores take this path
+
     with np.errstate(invalid="ignore"):
         tau = kendalltau(a, b).statistic if np.ptp(a) and np.ptp(b) else np.nan
     return {
@@ -198,14 +235,14 @@ def corr_rows(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         # Missing cells rank last (+inf), so the present ones get ranks 1..m in each row.
         return rankdata(np.where(ok, u, np.inf), axis=-1)
 
-    sx = np.sign(x[:, :, None] - x[:, None, :])
-    sy = np.sign(y[:, :, None] - y[:, None, :])
-    both = ok[:, :, None] & ok[:, None, :]
-    upper = np.triu(np.ones(x.shape[1:] * 2, dtype=bool), 1) & both
-    s = np.where(upper, sx * sy, 0).sum((-2, -1))
+    # Each pair of cells i < j once: signs and their sums are integers, exact in any order.
+    i, j = np.triu_indices(x.shape[1], 1)
+    sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
+    both = ok[:, i] & ok[:, j]
+    s = np.where(both, sx * sy, 0).sum(-1)
     n0 = m * (m - 1) / 2
-    n1 = (upper & (sx == 0)).sum((-2, -1))
-    n2 = (upper & (sy == 0)).sum((-2, -1))
+    n1 = (both & (sx == 0)).sum(-1)
+    n2 = (both & (sy == 0)).sum(-1)
     return {
         "spearman": pearson(ranks(x), ranks(y)),
         "kendall": _div(s, np.sqrt((n0 - n1) * (n0 - n2))),

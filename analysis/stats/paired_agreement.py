@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from analysis.stats.agreement import MAX_LEVELS, STATISTICS, pair_stats_raw, pair_stats_table
-from analysis.stats.agreement_bootstrap import LEVEL, percentile_ci
+from analysis.stats.agreement_bootstrap import (
+    CELLS_PER_CHUNK,
+    LEVEL,
+    cell_counts,
+    percentile_ci,
+    table_sums,
+)
 
 SIDES = ("x", "y", "gap")  # the first scorer, the second, and second minus first
-_CELLS_PER_CHUNK = 4_000_000  # bootstrap tables held at once (resamples × groups × K²)
 
 
 def paired_agreement(
@@ -48,28 +52,26 @@ def paired_agreement(
         point, boots = _tables(x, y, ref, cluster, group, n_groups, weights, values)
     else:
         point, boots = _raw(x, y, ref, cluster, group, n_groups, weights)
-    parts = []
+    values, resampled = [], []  # per (statistic, side), in the rows' order
     for stat in STATISTICS:
         p = point[stat].reshape(n_groups, 2)
         b = boots[stat].reshape(-1, n_groups, 2)
-        sides = {"x": (p[:, 0], b[..., 0]), "y": (p[:, 1], b[..., 1])}
-        sides["gap"] = (p[:, 1] - p[:, 0], b[..., 1] - b[..., 0])
-        for side in SIDES:
-            value, boot = sides[side]
-            lo, hi = percentile_ci(boot, level)
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "group": np.arange(n_groups),
-                        "side": side,
-                        "statistic": stat,
-                        "value": value,
-                        "ci_low": lo,
-                        "ci_high": hi,
-                    }
-                )
-            )
-    return pd.concat(parts, ignore_index=True).merge(_counts(cluster, group, n_groups), on="group")
+        values += [p[:, 0], p[:, 1], p[:, 1] - p[:, 0]]
+        resampled += [b[..., 0], b[..., 1], b[..., 1] - b[..., 0]]
+    # One percentile pass over every column: each column's interval is its own.
+    lo, hi = percentile_ci(np.hstack(resampled), level)
+    n_parts = len(STATISTICS) * len(SIDES)
+    frame = pd.DataFrame(
+        {
+            "group": np.tile(np.arange(n_groups), n_parts),
+            "side": np.repeat(np.array(SIDES * len(STATISTICS), dtype=object), n_groups),
+            "statistic": np.repeat(np.array(STATISTICS, dtype=object), len(SIDES) * n_groups),
+            "value": np.concatenate(values),
+            "ci_low": lo,
+            "ci_high": hi,
+        }
+    )
+    return frame.merge(_counts(cluster, group, n_groups), on="group")
 
 
 def _counts(cluster: np.ndarray, group: np.ndarray, n_groups: int) -> pd.DataFrame:
@@ -89,15 +91,17 @@ def _tables(x, y, ref, cluster, group, n_groups, weights, values):
             for side, s in enumerate((x, y))
         ]
     )
-    m = sparse.csr_array(
-        (np.ones(len(cols)), (np.tile(cluster, 2), cols)),
-        shape=(weights.shape[1], 2 * n_groups * k * k),
-    )
-    point = pair_stats_table(np.asarray(m.sum(axis=0)).reshape(2 * n_groups, k, k), values)
-    step = max(1, _CELLS_PER_CHUNK // (2 * n_groups * k * k))
+    counts = cell_counts(np.tile(cluster, 2), cols)
+    n_cells = 2 * n_groups * k * k
+    point_tables = np.bincount(cols, minlength=n_cells).astype(np.float64)
+    point = pair_stats_table(point_tables.reshape(2 * n_groups, k, k), values)
+    step = max(1, CELLS_PER_CHUNK // n_cells)
     chunks = [
         pair_stats_table(
-            np.asarray(weights[start : start + step] @ m).reshape(-1, 2 * n_groups, k, k), values
+            table_sums(weights[start : start + step], counts, n_cells).reshape(
+                -1, 2 * n_groups, k, k
+            ),
+            values,
         )
         for start in range(0, weights.shape[0], step)
     ]

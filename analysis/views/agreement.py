@@ -17,6 +17,7 @@ None)`` and the charts' ``None`` mean "all criteria". The fair human ceiling is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
@@ -24,37 +25,25 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import InputError
-from analysis.core.filters import Filters, filter_sql
+from analysis.core.filters import Filters
 from analysis.core.store import Store
 from analysis.stats import agreement_bootstrap as boot
 from analysis.stats.agreement import CORRELATIONS
 from analysis.stats.means import N_BOOT, bootstrap_weights
 from analysis.stats.ranks import MIN_INSTANCES
-from analysis.views.ceiling import Group, human_ceiling, raters_alpha
-from analysis.views.scorers import Scorer, apart, resolve, scorer_options, skill_order
+from analysis.views.agreement_data import _load, aligned, side, slice_key
+from analysis.views.ceiling import Group, held_out_pairs, human_ceiling, raters_alpha
+from analysis.views.scorers import Scorer, rater_names, scorer_options, skill_order
 from analysis.views.tables import skill_label
 
-# Scores of the chosen scorers in the filtered slice, for agreement statistics (one row per
-# instance × model × skill × scorer; NULL score = N/A). The skill list is empty for "all".
-AGREEMENT_SCORES = """
-SELECT s.instance_id, s.model, s.skill, s.judge, s.score, i.difficulty, i.domains,
-       COALESCE(k.scale_min, 1) AS scale_min, COALESCE(k.scale_max, 5) AS scale_max,
-       COALESCE(k.label, s.skill) AS label
-FROM latest_scores s
-JOIN instances i USING (dataset, instance_id)
-LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
-WHERE {where}
-  AND list_contains(?::VARCHAR[], s.judge)
-  AND (len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], s.skill))
-"""
-
-
 LEVELS = ("pooled", "instance", "system")
+# What ``agreement()`` can compute; "slices_shown": only the slices of the query's criterion
+# (all criteria pooled when it has none), the rows the page shows.
+SECTIONS = ("stats", "slices", "ceiling", "ranks")
 SLICE_FIELDS = ("domain", "difficulty", "model")
 SCOPE_CRITERION = "criterion"  # a row of one criterion (named in ``skill``)
 SCOPE_ALL = "all_criteria"  # the row pooling every criterion's items (``skill`` None)
 ALL_LABEL = "All criteria (pooled)"  # how tables and charts name the all-criteria row
-_ITEM = ["instance_id", "model", "skill"]
 
 
 @dataclass(frozen=True)
@@ -127,55 +116,9 @@ def worst_keys(r: Agreement, skill: str | None, k: int = 200) -> list[tuple[str,
     return list(dict.fromkeys(zip(top["instance_id"], top["model"], strict=True)))
 
 
-def _load(store: Store, q: AgreementQuery, judges: list[str]) -> pd.DataFrame:
-    where, params = filter_sql(replace(q.filters, judge=None))
-    skills = [q.skill] if q.skill else []
-    with store.read() as con:
-        return con.execute(
-            AGREEMENT_SCORES.format(where=where), [*params, judges, skills, skills]
-        ).df()
-
-
-def _only(rows: pd.DataFrame, items: tuple[tuple[str, str], ...]) -> pd.DataFrame:
-    """The rows of the chosen responses (a re-judged selection), or all rows."""
-    if not items:
-        return rows
-    keep = pd.MultiIndex.from_tuples(items, names=["instance_id", "model"])
-    return rows[pd.MultiIndex.from_frame(rows[["instance_id", "model"]]).isin(keep)]
-
-
-def _side(rows: pd.DataFrame, judges: tuple[str, ...]) -> pd.Series:
-    """Per item: the scorer's score, or the mean over a group's non-N/A scores (N/A = NaN)."""
-    return rows[rows["judge"].isin(judges)].groupby(_ITEM)["score"].mean()
-
-
 def _sample_link(dataset: str, instance_id: str, model: str) -> str:
     """Link to a sample on the Samples page (its query-parameter contract)."""
     return "samples?" + urlencode({"dataset": dataset, "instance": instance_id, "model": model})
-
-
-def _pairs(rows: pd.DataFrame, a: Scorer, b: Scorer):
-    sa, sb = _side(rows, a.judges), _side(rows, b.judges)
-    both = pd.concat({"a": sa, "b": sb}, axis=1)
-    counts = (
-        both.assign(
-            aligned=both["a"].notna() & both["b"].notna(),
-            a_na=both.index.isin(sa.index) & both["a"].isna() & both.index.isin(sb.index),
-            b_na=both.index.isin(sb.index) & both["b"].isna() & both.index.isin(sa.index),
-            a_only=~both.index.isin(sb.index),
-            b_only=~both.index.isin(sa.index),
-        )
-        .groupby(level="skill")[["aligned", "a_na", "b_na", "a_only", "b_only"]]
-        .sum()
-        .reset_index()
-    )
-    info = rows.drop_duplicates(_ITEM).set_index(_ITEM)[["difficulty", "domains"]]
-    pairs = both.dropna().join(info).reset_index()
-    pairs["abs_diff"] = (pairs["a"] - pairs["b"]).abs()
-    pairs = pairs.sort_values(
-        ["abs_diff", "instance_id", "model", "skill"], ascending=[False, True, True, True]
-    )
-    return pairs.reset_index(drop=True), counts
 
 
 def _groups(pairs: pd.DataFrame, skills: list[str], key: pd.Series | None = None):
@@ -197,86 +140,94 @@ def _groups(pairs: pd.DataFrame, skills: list[str], key: pd.Series | None = None
     return np.concatenate(rows), np.concatenate(codes), labels
 
 
-def _pooled(pairs, skills, cluster, weights, key=None) -> pd.DataFrame:
+def _pooled(pairs, skills, cluster, weights, key=None, shown=None) -> pd.DataFrame:
+    """Every statistic per group; ``shown`` = (skill, number of criteria): only the groups
+    ``for_skill(frame, skill)`` returns (a page's view), computed as part of them all."""
     rows, codes, labels = _groups(pairs, skills, key)
-    if not labels:
+    keep = None
+    if shown is not None:
+        keep = [g for g, (_, scope, name) in enumerate(labels) if _shown(scope, name, *shown)]
+    if not labels or keep == []:
         return pd.DataFrame()
     a, b = pairs["a"].to_numpy(float)[rows], pairs["b"].to_numpy(float)[rows]
-    out = boot.pooled(a, b, cluster[rows], codes, len(labels), weights)
+    out = boot.pooled(a, b, cluster[rows], codes, len(labels), weights, keep=keep)
     lab = pd.DataFrame(labels, columns=["slice", "scope", "skill"], dtype=object)
     lab = lab.rename_axis("group").reset_index()
     return lab.merge(out, on="group").drop(columns="group")
 
 
+def _shown(scope: str, name: str | None, skill: str | None, n_skills: int) -> bool:
+    """Whether ``for_skill(frame, skill)`` keeps a row of (scope, name)."""
+    if skill is not None:
+        return name == skill
+    return scope == SCOPE_ALL or n_skills == 1
+
+
 def _level(pairs, skills, cluster, weights, level: str) -> pd.DataFrame:
     """Correlations at the instance or system level, per criterion and over all of them."""
-    parts = []
-    model = pd.factorize(pairs["model"])[0]
-    for scope, name in scopes(skills):
-        sel = np.ones(len(pairs), bool) if name is None else (pairs["skill"] == name).to_numpy()
-        a, b, c, m = (
-            x[sel] for x in (pairs["a"].to_numpy(float), pairs["b"].to_numpy(float), cluster, model)
-        )
-        if level == "instance":
-            unit = pd.factorize(pd.Series(c).astype(str) + "\x00" + pairs["skill"][sel].to_numpy())[
-                0
-            ]
-            frame, used, skipped = boot.per_instance(a, b, c, unit, m, weights)
-            frame = frame.assign(n=used, n_skipped=skipped)
-        else:
-            frame, n_models = boot.system(a, b, c, m, weights)
-            frame = frame.assign(n=n_models, n_skipped=0)
-        parts.append(frame.assign(scope=scope, skill=name, n_instances=len(np.unique(c))))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
-def _slice_key(pairs: pd.DataFrame, by: str) -> tuple[pd.DataFrame, pd.Series]:
-    if by == "domain":
-        doms = pairs["domains"].map(
-            lambda d: list(d) if d is not None and len(d) else ["(unlabeled)"]
-        )
-        exploded = pairs.assign(slice=doms).explode("slice")
-        return exploded.drop(columns="slice").reset_index(drop=True), exploded["slice"].reset_index(
-            drop=True
-        )
-    if by == "difficulty":
-        key = pairs["difficulty"].map(lambda v: "unlabeled" if pd.isna(v) else str(int(v)))
-        return pairs, key
-    return pairs, pairs["model"].astype(str)
+    rows, codes, labels = _groups(pairs, skills)
+    if not labels:
+        return pd.DataFrame()
+    a, b = pairs["a"].to_numpy(float)[rows], pairs["b"].to_numpy(float)[rows]
+    c, m = cluster[rows], pd.factorize(pairs["model"])[0][rows]
+    n_inst = [len(np.unique(c[codes == g])) for g in range(len(labels))]
+    if level == "system":
+        frame, n_models = boot.system_groups(a, b, c, m, codes, len(labels), weights)
+        frame = frame.sort_values("group", kind="stable")
+        g = frame.pop("group").to_numpy()
+        frame = frame.assign(n=np.take(n_models, g), n_skipped=0)
+    else:
+        # A unit is an instance × criterion: integer keys, numbered in order of appearance.
+        skill = pd.factorize(pairs["skill"])[0][rows]
+        parts = []
+        for g in range(len(labels)):
+            sel = codes == g
+            unit = pd.factorize(c[sel] * (int(skill.max()) + 1) + skill[sel])[0]
+            part, used, skipped = boot.per_instance(a[sel], b[sel], c[sel], unit, m[sel], weights)
+            parts.append(part.assign(n=used, n_skipped=skipped, group=g))
+        frame = pd.concat(parts, ignore_index=True)
+        g = frame.pop("group").to_numpy()
+    frame = frame.reset_index(drop=True)
+    # object columns: the all-criteria row's skill stays None (a str column would make it NaN)
+    scope = pd.Series([labels[i][1] for i in g])
+    names = [labels[i][2] for i in g]
+    skill_name = pd.Series(names, dtype=object if None in names else None)
+    return frame.assign(scope=scope, skill=skill_name, n_instances=np.take(n_inst, g))
 
 
 def rater_agreement(
     store: Store,
     filters: Filters,
-    raters: str,
+    raters: str | Sequence[str],
     skill: str | None = None,
     n_boot: int = N_BOOT,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Inter-rater α (ordinal, interval) among ``raters`` (kind:human|kind:llm|NAME,NAME,…)
-    per criterion and over all criteria (``scope``), with CI and n (pairable ratings), n_units,
-    n_instances, n_raters."""
-    known = scorer_options(store, filters.dataset)
-    if raters.startswith("kind:"):
-        judges = resolve(raters, known).judges
-    else:
-        judges = tuple(
-            dict.fromkeys(resolve(r, known).spec for r in raters.split(",") if r.strip())
-        )
+    """Inter-rater α (ordinal, interval) among ``raters`` (kind:human|kind:llm|NAME,NAME,…, or
+    several such values: ``scorers.rater_names``) per criterion and over all criteria
+    (``scope``), with CI and n (pairable ratings), n_units, n_instances, n_raters."""
+    judges = rater_names(raters, scorer_options(store, filters.dataset))
     if len(judges) < 2:
         raise InputError("--raters", None, None, f"need at least 2 raters, got {', '.join(judges)}")
     q = AgreementQuery(filters, judges[0], judges[1], skill=skill, n_boot=n_boot, seed=seed)
-    rows = _load(store, q, list(judges))
-    instances = pd.Index(rows["instance_id"].unique())
+    rows = _load(store, q.filters, q.skill, list(judges))
+    # Sorted, as the pairs' instances are: the resamples must not depend on the store's row order.
+    instances = pd.Index(np.sort(rows["instance_id"].unique()))
     if instances.empty:
         return pd.DataFrame()
     weights = bootstrap_weights(len(instances), n_boot, seed)
     out = _tidy(raters_alpha(rows, judges, scopes(skill_order(rows["skill"])), instances, weights))
-    return out.assign(raters=", ".join(judges)) if not out.empty else out
+    if out.empty:
+        return out
+    out = out.assign(raters=", ".join(judges))
+    out.attrs["raters"] = list(judges)  # the names themselves: a name may hold ", "
+    return out
 
 
-def agreement(store: Store, q: AgreementQuery) -> Agreement:
-    """Every number of the Human-vs-judge page (and the CLI) for one query."""
+def agreement(store: Store, q: AgreementQuery, sections: tuple[str, ...] = SECTIONS) -> Agreement:
+    """Every number of the Human-vs-judge page (and the CLI) for one query; ``sections``: the
+    parts to compute (the others stay empty): a page computes the section on screen. Every
+    value is the one of the full computation, to the last bit ("slices_shown" included)."""
     if q.level not in LEVELS:
         raise InputError(
             "--level", None, None, f"unknown level '{q.level}'; use {', '.join(LEVELS)}"
@@ -285,58 +236,49 @@ def agreement(store: Store, q: AgreementQuery) -> Agreement:
         raise InputError(
             "--by", None, None, f"unknown field '{q.by}'; use {', '.join(SLICE_FIELDS)}"
         )
-    known = scorer_options(store, q.filters.dataset)
-    a, b, notes = apart(resolve(q.a, known), resolve(q.b, known))
-    humans = tuple(known.loc[known["kind"] == "human", "judge"])
-    rows = _only(_load(store, q, sorted({*a.judges, *b.judges, *humans})), q.items)
-    pairs, counts = _pairs(rows, a, b)
-    skills = skill_order(pairs["skill"])
-    per_skill = rows.drop_duplicates("skill")
-    scales = {
-        s: (float(lo), float(hi))
-        for s, lo, hi in per_skill[["skill", "scale_min", "scale_max"]].itertuples(index=False)
-    }
-    labels = dict(zip(per_skill["skill"], per_skill["label"], strict=True))
-    if pairs.empty:
-        empty = pd.DataFrame()
-        return Agreement(
-            q, a, b, empty, empty, empty, empty, pairs, counts, scales, tuple(notes), (), labels
-        )
-    # The ceiling's panel: every human but A's own scorers (A is compared with the others).
-    panel = tuple(h for h in humans if h not in a.judges)
-    instances = pd.Index(pairs["instance_id"].unique())
-    weights = bootstrap_weights(len(instances), q.n_boot, q.seed)
-    cluster = instances.get_indexer(pairs["instance_id"])
-    stats = _pooled(pairs, skills, cluster, weights).assign(level="pooled", n_skipped=0)
-    if q.level != "pooled":
-        level = _level(pairs, skills, cluster, weights, q.level).assign(level=q.level)
-        stats = pd.concat([level, stats[~stats["statistic"].isin(CORRELATIONS)]], ignore_index=True)
-    slices = pd.DataFrame()
-    if q.by:
-        sliced, key = _slice_key(pairs, q.by)
-        slices = _pooled(sliced, skills, instances.get_indexer(sliced["instance_id"]), weights, key)
-    system = _level(pairs, skills, cluster, weights, "system")
-    ceiling = pd.DataFrame()
-    if len(panel) >= 2:
-        judge = _side(rows, a.judges)
-        ceiling = human_ceiling(rows, panel, judge, scopes(skills), instances, weights)
-    if ceiling.empty or "human_ceiling" not in set(ceiling["figure"]):
-        notes.append(_no_ceiling(a, panel))
-    return Agreement(
-        q,
-        a,
-        b,
-        stats=_tidy(stats),
-        slices=_tidy(slices),
-        ceiling=_tidy(ceiling),
-        ranks=_tidy(system[system["statistic"] == "kendall"]),
-        pairs=pairs,
-        counts=counts,
-        scales=scales,
-        notes=tuple(notes),
-        humans=panel,
-        labels=labels,
+    d = aligned(store, q)
+    a, b, pairs, skills, notes = d.a, d.b, d.pairs, d.skills, list(d.notes)
+    out = Agreement(
+        q, a, b, *[pd.DataFrame()] * 4, pairs, d.counts, d.scales, (), d.panel, d.labels
     )
+    if pairs.empty:
+        return replace(out, notes=tuple(notes), humans=())
+    instances, weights, cluster = d.instances, d.weights, d.cluster
+    parts: dict[str, pd.DataFrame] = {}
+    data = (pairs, skills, cluster, weights)
+    if "ranks" in sections or ("stats" in sections and q.level == "system"):
+        # The system level serves the rank stability and the system correlations: once.
+        system = _level(*data, "system")
+        parts["ranks"] = system[system["statistic"] == "kendall"]
+    if "stats" in sections:
+        stats = _pooled(*data).assign(level="pooled", n_skipped=0)
+        if q.level != "pooled":
+            level = system if q.level == "system" else _level(*data, q.level)
+            level = level.assign(level=q.level)
+            items = stats[~stats["statistic"].isin(CORRELATIONS)]
+            stats = pd.concat([level, items], ignore_index=True)
+        parts["stats"] = stats
+    if q.by and ("slices" in sections or "slices_shown" in sections):
+        sliced, key = slice_key(pairs, q.by)
+        shown = None if "slices" in sections else (q.skill, len(skills))
+        parts["slices"] = _pooled(
+            sliced, skills, instances.get_indexer(sliced["instance_id"]), weights, key, shown
+        )
+    panel = d.panel
+    if "ceiling" in sections:
+        if len(panel) >= 2:
+            # The held-out pairs do not depend on the seed: kept with the prepared data.
+            judge = d.kept("judge", lambda: side(d.rows, a.judges))
+            held = d.kept("held_out", lambda: held_out_pairs(d.rows, panel, judge))
+            groups = scopes(skills)
+            parts["ceiling"] = human_ceiling(
+                d.rows, panel, judge, groups, instances, weights, held=held
+            )
+        ceiling = parts.get("ceiling", pd.DataFrame())
+        if ceiling.empty or "human_ceiling" not in set(ceiling["figure"]):
+            notes.append(_no_ceiling(a, panel))
+    tidy = {k: _tidy(v) for k, v in parts.items() if k in sections or k == "slices"}
+    return replace(out, notes=tuple(notes), **tidy)
 
 
 def _no_ceiling(a: Scorer, panel: tuple[str, ...]) -> str:

@@ -112,7 +112,10 @@ def to_dict(r: Agreement) -> dict[str, Any]:
 
 
 def raters_to_dict(frame: pd.DataFrame, dataset: str) -> dict[str, Any]:
-    raters = frame["raters"].iloc[0].split(", ") if not frame.empty else []
+    # The names as rater_agreement resolved them (a name may hold ", "), else the column's.
+    raters = frame.attrs.get("raters") or (
+        frame["raters"].iloc[0].split(", ") if not frame.empty else []
+    )
     alpha, pooled = _scoped(frame)
     return {
         "dataset": dataset,

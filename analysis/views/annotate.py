@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from analysis.core import score_sums
 from analysis.core.errors import InputError, NotFoundError
 from analysis.core.names import MAX_LENGTH, check_name
 from analysis.core.store import Store
@@ -64,6 +65,9 @@ INSERT_ANSWER_SCORES = """
 INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id)
 SELECT ?, ?, ?, ?, unnest(?::VARCHAR[]), unnest(?::DOUBLE[]), ?, ?
 """
+
+# The saved answer's key, for the model × instance sums (core/score_sums.py).
+ANSWER_KEY = "SELECT ? AS dataset, ? AS instance_id, ? AS model, ? AS judge"
 
 # The annotator's current answers on a dataset: one row per (instance, model, skill).
 ANNOTATOR_ANSWERS = """
@@ -234,6 +238,7 @@ def save_answer(store: Store, answer: Answer) -> int:
             INSERT_ANSWER_SCORES,
             [*key, name, [s for s, _ in values], [v for _, v in values], jid, run],
         )
+        score_sums.refresh(con, ANSWER_KEY, [*key, name])  # same transaction
     return int(jid)
 
 

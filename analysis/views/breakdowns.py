@@ -11,25 +11,30 @@ import pandas as pd
 from analysis.core.filters import Filters
 from analysis.core.store import Store
 from analysis.stats.means import MOMENT_COLS
-from analysis.views.cells import CELL_COLS, cell_means, cell_moments, means
-from analysis.views.criteria import criterion_labels, split_labels, with_labels
+from analysis.views.cells import CELL_COLS, cell_means, means, query_moments
+from analysis.views.criteria import labels_in, split_labels, with_labels
 from analysis.views.tables import for_people, people_csv
+
+
+def _labelled(store: Store, f: Filters, groups: tuple[str, ...]) -> pd.DataFrame:
+    """Cell means with the criteria's labels, on one connection (opening the file is a good
+    part of a page query's cost)."""
+    with store.read() as con:
+        moments = query_moments(con, f, groups)
+        labels = labels_in(con, f.dataset)
+    return with_labels(means(moments, groups), labels)
 
 
 def by_difficulty(store: Store, f: Filters) -> pd.DataFrame:
     """model, skill, label (the dataset's label of the criterion), difficulty (1-5; NaN =
     unlabeled), cell columns."""
-    return with_labels(
-        cell_means(store, f, ("model", "skill", "difficulty")), criterion_labels(store, f.dataset)
-    )
+    return _labelled(store, f, ("model", "skill", "difficulty"))
 
 
 def by_domain(store: Store, f: Filters) -> pd.DataFrame:
     """model, skill, label, domain, cell columns. A two-domain instance's scores count in
     both."""
-    return with_labels(
-        cell_means(store, f, ("model", "skill", "domain")), criterion_labels(store, f.dataset)
-    )
+    return _labelled(store, f, ("model", "skill", "domain"))
 
 
 def by_source_task(store: Store, f: Filters) -> pd.DataFrame:
@@ -45,7 +50,9 @@ def hard_vs_full(store: Store, f: Filters) -> pd.DataFrame:
     instance is in FLASK-Hard. The other filters apply to both sides; the FLASK-Hard toggle is
     ignored."""
     keys = ("model", "skill")
-    m = cell_moments(store, replace(f, flask_hard_only=False), (*keys, "flask_hard"))
+    with store.read() as con:
+        m = query_moments(con, replace(f, flask_hard_only=False), (*keys, "flask_hard"))
+        labels = labels_in(con, f.dataset)
     if m.empty or not m["flask_hard"].any():
         cols = [*keys, "label", *_side_cols("full"), *_side_cols("hard"), "rel_change"]
         return pd.DataFrame(columns=cols)
@@ -59,7 +66,7 @@ def hard_vs_full(store: Store, f: Filters) -> pd.DataFrame:
     out = full.merge(hard, on=list(keys), how="left", suffixes=("_full", "_hard"))
     out["rel_change"] = (out["mean_hard"] - out["mean_full"]) / out["mean_full"]
     out = out[[*keys, *_side_cols("full"), *_side_cols("hard"), "rel_change"]]
-    return with_labels(out, criterion_labels(store, f.dataset))
+    return with_labels(out, labels)
 
 
 def _side_cols(side: str) -> list[str]:

@@ -113,7 +113,7 @@ def leave_one_out(
         len(used),
         weights,
     )
-    item = pd.Series(pd.factorize(pd.MultiIndex.from_frame(sel[ITEM]))[0])
+    item = pd.Series(_item_codes(sel))
     extra = pd.DataFrame(
         {
             "group": np.arange(len(used)),
@@ -138,16 +138,38 @@ def raters_alpha(
     n_instances, n_raters."""
     mine = rows[rows["judge"].isin(raters) & rows["score"].notna()]
     mine = mine[mine["instance_id"].isin(instances)]
-    parts = []
-    for scope, name in groups:
-        sel = mine if name is None else mine[mine["skill"] == name]
-        if sel.empty:
-            continue
-        unit = pd.factorize(pd.MultiIndex.from_frame(sel[ITEM]))[0]
-        cluster = instances.get_indexer(sel["instance_id"])
-        frame = boot.raters_alpha(unit, sel["score"].to_numpy(float), cluster, weights)
-        parts.append(frame.assign(scope=scope, skill=name, n_raters=sel["judge"].nunique()))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if mine.empty:
+        return pd.DataFrame()
+    # Items numbered once, in order of appearance: within a group the units keep the order a
+    # per-group numbering would give them (so the same sums, in the same order).
+    unit = _item_codes(mine)
+    cluster = instances.get_indexer(mine["instance_id"])
+    score = mine["score"].to_numpy(float)
+    judge = pd.factorize(mine["judge"])[0]
+    idx, code = _select(mine, groups)  # each rating once per group it belongs to
+    used, code = np.unique(code, return_inverse=True)  # groups without ratings are left out
+    if not len(used):
+        return pd.DataFrame()
+    frame = boot.raters_alpha_groups(unit[idx], score[idx], cluster[idx], code, len(used), weights)
+    n_raters = [len(np.unique(judge[idx][code == g])) for g in range(len(used))]
+    frame = frame.sort_values("group", kind="stable").reset_index(drop=True)
+    g = frame.pop("group").to_numpy()
+    return frame.assign(
+        scope=pd.Series([groups[used[i]][0] for i in g]),
+        skill=_names([groups[used[i]][1] for i in g]),
+        n_raters=np.take(n_raters, g),
+    )
+
+
+def _item_codes(frame: pd.DataFrame) -> np.ndarray:
+    """A code per row for its item (instance × model × criterion), numbered in order of first
+    appearance, as ``pd.factorize`` numbers them (without building a tuple per row)."""
+    return frame.groupby(ITEM, sort=False, dropna=False).ngroup().to_numpy()
+
+
+def _names(names: list) -> pd.Series:
+    """Criterion names as a column; object where the all-criteria row's None is among them."""
+    return pd.Series(names, dtype=object if None in names else None)
 
 
 def human_ceiling(
@@ -157,10 +179,13 @@ def human_ceiling(
     groups: list[Group],
     instances: pd.Index,
     weights: np.ndarray,
+    held: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Every figure of ``FIGURES`` per group: scope, skill, figure, statistic, value, ci_low,
-    ci_high, n (held-out pairs; pairable ratings for α), n_instances, n_items, n_humans."""
-    loo = leave_one_out(held_out_pairs(rows, humans, judge), groups, instances, weights)
+    ci_high, n (held-out pairs; pairable ratings for α), n_instances, n_items, n_humans.
+    ``held``: ``held_out_pairs(rows, humans, judge)`` where the caller kept it already."""
+    held = held_out_pairs(rows, humans, judge) if held is None else held
+    loo = leave_one_out(held, groups, instances, weights)
     alpha = raters_alpha(rows, humans, groups, instances, weights)
     if not alpha.empty:
         alpha = alpha.rename(columns={"n_units": "n_items", "n_raters": "n_humans"}).assign(

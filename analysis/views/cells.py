@@ -137,6 +137,21 @@ SELECT model, unnest(cells, recursive := true) FROM wide
 )
 
 
+# With one judge chosen, the pooled cells read the per-instance sums the writes keep
+# (core/score_sums.py: one row per model × instance × ability group, grp NULL = all skills
+# pooled), so no query groups the raw scores per instance. {join} adds the instances when the
+# groups or filters need them; the moments are those of _OUTER_MOMENTS on the stored sums.
+SUM_MOMENTS = """
+SELECT s.model AS model, {groups},
+       sum(s.total) AS total, sum(s.n) AS n, sum(s.total * s.total) AS total_sq,
+       sum(s.total * s.n) AS cross, sum(s.n * s.n) AS n_sq,
+       count(*) FILTER (WHERE s.n > 0) AS n_instances, sum(s.n_rows) - sum(s.n) AS n_na,
+       min(s.total / s.n) AS lowest, max(s.total / s.n) AS highest
+FROM score_sums s {join}
+WHERE {where} AND s.grp IS {pooled}NULL
+GROUP BY ALL
+"""
+
 GROUPS = tuple(CELL_GROUPS)
 CELL_COLS = ["mean", "ci_low", "ci_high", "n", "n_instances", "n_na"]
 _INSTANCE_GROUPS = {"difficulty", "source_task", "flask_hard"}  # attributes of the instance
@@ -183,6 +198,8 @@ def cell_sql(
         # One score per instance per cell (a single skill of a single judge): the rows are the
         # per-instance sums already.
         sql = CELL_MOMENTS_PER_SCORE.format(groups=exprs, join=join, where=where)
+    elif f.judge and rest and (rest == ("ability",) or set(rest) <= _INSTANCE_GROUPS):
+        sql, params = stored_sums_sql(f, rest)
     elif rest and set(rest) <= _INSTANCE_GROUPS:
         inner_where, inner_params = filter_sql(_score_level(f))
         outer_where, outer_params = filter_sql(replace(f, judge=None))
@@ -210,11 +227,26 @@ def cell_sql(
     return sql, params
 
 
+def stored_sums_sql(f: Filters, rest: tuple[str, ...]) -> tuple[str, list]:
+    """The moments of model × ``rest`` (the ability, or attributes of the instance) from the
+    stored per-instance sums of the one judge ``f`` names."""
+    where, params = filter_sql(f)
+    by_ability = rest == ("ability",)
+    attrs = ["s.grp AS ability"] if by_ability else [f"{CELL_GROUPS[g]} AS {g}" for g in rest]
+    sql = SUM_MOMENTS.format(
+        groups=", ".join(attrs),
+        join=JOIN_INSTANCES if needs_instances(f, rest) else "",
+        where=where,
+        pooled="NOT " if by_ability else "",
+    )
+    return sql, params
+
+
 def query_moments(con, f: Filters, groups: tuple[str, ...]) -> pd.DataFrame:
     """The raw per-cell moments on an open connection (additive: cells can be summed before
     ``means``). With a domain filter, only the chosen domains are kept as cells."""
     abilities = None
-    if "ability" in groups:
+    if "ability" in groups and not f.judge:  # the generic ability query lists them
         abilities = [a for (a,) in con.execute(ABILITY_NAMES, [f.dataset]).fetchall()]
     sql, params = cell_sql(f, groups, abilities)
     raw = con.execute(sql, params).df()

@@ -81,6 +81,24 @@ GROUP BY ALL
 """
 
 
+# The same sums read off the table the writes keep (core/score_sums.py), one judge chosen and
+# every criterion on one scale: a row per model × ability group × instance, and the pooled row
+# (grp NULL) per model × instance that Overall resamples.
+STORED_SUMS = """
+SELECT s.model, COALESCE(s.grp, ?) AS grp, s.instance_id, s.total, s.n, s.n_rows - s.n AS n_na
+FROM score_sums s
+JOIN instances i USING (dataset, instance_id)
+WHERE {where}
+"""
+
+# Each ability group's scales in the dataset (as SCORE_SUMS_BY_ABILITY reads them).
+GROUP_SCALES = """
+SELECT COALESCE(ability, label, skill) AS grp, min(scale_min), max(scale_min), min(scale_max),
+       max(scale_max)
+FROM dataset_skills WHERE dataset = ?
+GROUP BY 1
+"""
+
 COUNT_DATASETS = "SELECT count(*) FROM datasets"
 
 
@@ -161,10 +179,39 @@ def leaderboard(store: Store, filters: Filters, *, n_boot: int = 1000) -> pd.Dat
     instances, one set of resamples for every mean and rank."""
     where, params = filter_sql(filters)
     with store.read() as con:
-        rows = con.execute(SCORE_SUMS_BY_ABILITY.format(where=where), params).df()
+        both = _stored_sums(con, filters, where, params)
+        if both is None:
+            rows = con.execute(SCORE_SUMS_BY_ABILITY.format(where=where), params).df()
+            both = _with_overall(rows)
+    if both.empty:
+        return grouped_means(both, ["model", "group"], rank_by="model")
+    table = grouped_means(both, ["model", "group"], n_boot=n_boot, rank_by="model")
+    order = {g: i for i, g in enumerate((*ABILITIES, OVERALL, OVERALL_01))}
+    table["_o"] = table["group"].map(order).fillna(len(order) - 0.5)
+    return table.sort_values(["model", "_o"]).drop(columns="_o").reset_index(drop=True)
+
+
+def _stored_sums(con, f: Filters, where: str, params: list) -> pd.DataFrame | None:
+    """The leaderboard's input (model, group, instance_id, total, n, n_na) from the stored
+    per-instance sums, or None where they do not serve: no judge chosen, or criteria whose
+    scales differ (Overall then pools on 0-1, from the scores themselves)."""
+    if not f.judge:
+        return None
+    scales = {g: tuple(x) for g, *x in con.execute(GROUP_SCALES, [f.dataset]).fetchall()}
+    rows = con.execute(STORED_SUMS.format(where=where), [OVERALL, *params]).df()
+    present = set(rows["grp"]) - {OVERALL}
+    # a group without a criterion row is read on the default 1-5 scale
+    found = {scales.get(g, (1.0, 1.0, 5.0, 5.0)) for g in present}
+    if len(found) > 1 or any(lo != hi for lo, hi, *_ in found) or any(a != b for *_, a, b in found):
+        return None
+    return rows.rename(columns={"grp": "group"})
+
+
+def _with_overall(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per-group sums (SCORE_SUMS_BY_ABILITY) plus Overall: every group of an instance pooled,
+    on 0-1 when the criteria's scales differ (pooling them is only meaningful there)."""
     if rows.empty:
-        return grouped_means(rows, ["model", "group"], rank_by="model")
-    # Pooling criteria with different scales (custom datasets) is only meaningful on 0-1.
+        return rows.rename(columns={"grp": "group"})
     mixed = rows[["scale_min", "scale_max"]].drop_duplicates().shape[0] > 1
     pooled = rows.assign(total=rows["total01"]) if mixed else rows
     overall = (
@@ -172,11 +219,7 @@ def leaderboard(store: Store, filters: Filters, *, n_boot: int = 1000) -> pd.Dat
         .sum()
         .assign(grp=OVERALL_01 if mixed else OVERALL)
     )
-    both = pd.concat([rows, overall], ignore_index=True).rename(columns={"grp": "group"})
-    table = grouped_means(both, ["model", "group"], n_boot=n_boot, rank_by="model")
-    order = {g: i for i, g in enumerate((*ABILITIES, OVERALL, OVERALL_01))}
-    table["_o"] = table["group"].map(order).fillna(len(order) - 0.5)
-    return table.sort_values(["model", "_o"]).drop(columns="_o").reset_index(drop=True)
+    return pd.concat([rows, overall], ignore_index=True).rename(columns={"grp": "group"})
 
 
 def leaderboard_wide(table: pd.DataFrame) -> pd.DataFrame:

@@ -27,14 +27,34 @@ from analysis.views.cells import (
 from analysis.views.tables import fmt_ci, for_people, people_csv
 
 # Two models' scores of one skill side by side, counted per distinct pair (one judge: one score
-# per instance, model and skill, so no per-instance sums are needed).
+# per instance, model and skill, so no per-instance sums are needed). One scan of both models'
+# rows, paired by grouping on the instance and skill (no self-join).
 PAIRED_SCORES = """
-WITH a AS (SELECT s.instance_id, s.skill, s.score FROM latest_scores s {join}
-           WHERE {where} AND s.model = ? AND s.score IS NOT NULL),
-     b AS (SELECT s.instance_id, s.skill, s.score FROM latest_scores s {join}
-           WHERE {where} AND s.model = ? AND s.score IS NOT NULL)
-SELECT a.skill AS grp, a.score AS s_a, 1.0 AS c_a, b.score AS s_b, 1.0 AS c_b, count(*) AS count
-FROM a JOIN b USING (instance_id, skill)
+WITH pairs AS (
+    SELECT s.instance_id, s.skill,
+           max(s.score) FILTER (WHERE s.model = ?) AS s_a,
+           max(s.score) FILTER (WHERE s.model = ?) AS s_b
+    FROM latest_scores s {join}
+    WHERE {where} AND s.score IS NOT NULL
+    GROUP BY s.instance_id, s.skill
+)
+SELECT skill AS grp, s_a, 1.0 AS c_a, s_b, 1.0 AS c_b, count(*) AS count
+FROM pairs
+WHERE s_a IS NOT NULL AND s_b IS NOT NULL
+GROUP BY ALL
+"""
+
+# Two models' per-instance sums of each ability side by side, from the sums the writes keep
+# (core/score_sums.py; one judge chosen), counted per distinct pattern.
+PAIRED_SUMS = """
+WITH sums AS (
+    SELECT s.instance_id, s.grp, s.total, s.n, s.model = ? AS is_a
+    FROM score_sums s {join}
+    WHERE {where} AND s.grp IS NOT NULL AND s.n > 0
+)
+SELECT a.grp, a.total AS s_a, a.n AS c_a, b.total AS s_b, b.n AS c_b, count(*) AS count
+FROM sums a JOIN sums b USING (grp, instance_id)
+WHERE a.is_a AND NOT b.is_a
 GROUP BY ALL
 """
 
@@ -67,12 +87,12 @@ GROUP BY ALL
 """
 
 # The models that share instances with model A (both with a non-N/A score from the judge
-# under the filters) and how many: Compare's default B is the best-ranked of them.
+# under the filters) and how many: Compare's default B is the best-ranked of them. From the
+# per-instance sums the writes keep (a pooled row per judge, model and instance).
 SHARED_WITH = """
 WITH per AS (
-    SELECT DISTINCT s.model, s.instance_id
-    FROM latest_scores s JOIN instances i USING (dataset, instance_id)
-    WHERE {where} AND s.score IS NOT NULL
+    SELECT DISTINCT s.model, s.instance_id FROM score_sums s {join}
+    WHERE {where} AND s.grp IS NULL AND s.n > 0
 )
 SELECT b.model, count(*) AS shared
 FROM per a JOIN per b USING (instance_id)
@@ -88,6 +108,10 @@ FROM dataset_skills WHERE dataset = ?
 
 
 AXES = ("skill", "ability")
+COMPARE_COLS = (
+    "axis label mean_a mean_b diff ci_low ci_high p p_holm significant n_shared few_instances "
+    "test note"
+).split()
 # Datasets whose models and instances are FLASK's, so the paper's figures are comparable (the
 # demo is simulated to match them). FLASK-Hard only → Table 10, else Table 9.
 _PUBLISHED = {"flask": "full", "flask-hard": "hard", DEMO_DATASET: "full"}
@@ -192,22 +216,7 @@ def compare(
     """
     if by not in AXES:
         raise ValueError(f"unknown axis kind {by!r}; expected one of {', '.join(AXES)}")
-    cols = [
-        "axis",
-        "label",
-        "mean_a",
-        "mean_b",
-        "diff",
-        "ci_low",
-        "ci_high",
-        "p",
-        "p_holm",
-        "significant",
-        "n_shared",
-        "few_instances",
-        "test",
-        "note",
-    ]
+    cols = COMPARE_COLS
     if a == b:
         return pd.DataFrame(columns=cols)
     pair = replace(f, models=(a, b))
@@ -217,7 +226,11 @@ def compare(
     join = " ".join(joins)
     if by == "skill" and f.judge:  # one score per instance: pair the scores directly
         sql = PAIRED_SCORES.format(join=join, where=where)
-        params = [*where_params, a, *where_params, b]
+        params = [a, b, *where_params]
+    elif f.judge:  # abilities of one judge: the stored per-instance sums
+        inst = JOIN_INSTANCES if needs_instances(pair, ()) else ""
+        sql = PAIRED_SUMS.format(join=inst, where=where)
+        params = [a, *where_params]
     else:
         grp = f"{CELL_GROUPS[by]} AS grp"
         sql = PAIRED_PATTERNS.format(grp=grp, join=join, where=where)
@@ -326,9 +339,12 @@ def compare_defaults(store: Store, f: Filters, ordered: tuple[str, ...]) -> tupl
     unless they share no scored instance: then the best-ranked model that shares some with the
     top one, so the default comparison shows something (the second, when none does)."""
     a, b = ordered[0], ordered[1]
-    where, params = filter_sql(replace(f, models=tuple(ordered)))
+    picked = replace(f, models=tuple(ordered))
+    where, params = filter_sql(picked)
+    join = JOIN_INSTANCES if needs_instances(picked, ()) else ""
+    sql = SHARED_WITH.format(join=join, where=where)
     with store.read() as con:
-        shared = dict(con.execute(SHARED_WITH.format(where=where), [*params, a]).fetchall())
+        shared = dict(con.execute(sql, [*params, a]).fetchall())
     return a, next((m for m in ordered[1:] if shared.get(m)), b)
 
 

@@ -77,10 +77,15 @@ def user_file(store: Store, text: str) -> str | None:
         return None
     path, _, pick = text.partition("#")
     root = store.path.resolve().parent
-    p = Path(path) if Path(path).is_absolute() else root / path
-    p = p.resolve()
+    try:
+        p = Path(path) if Path(path).is_absolute() else root / path
+        p = p.resolve()  # Python 3.11 raises RuntimeError on a symlink loop
+    except (OSError, RuntimeError, ValueError) as e:
+        raise InputError(text, None, None, f"not a usable file name ({e})") from e
     if root not in p.parents:
         raise InputError(text, None, None, f"files named on this page must be in {root}")
+    if p.name.startswith(store.path.resolve().name):  # the store, its .wal or a backup
+        raise InputError(text, None, None, "this is the store itself, not a prompt or rubric file")
     return f"file:{p}" + (f"#{pick}" if pick else "")
 
 

@@ -23,6 +23,13 @@ FROM instances WHERE dataset = ? AND instance_id = ?
 
 SAMPLE_RESPONSE = "SELECT text FROM responses WHERE dataset = ? AND instance_id = ? AND model = ?"
 
+# A link with an instance but no model opens the first model (by name) that answered it.
+FIRST_ANSWER = """
+SELECT model FROM responses
+WHERE dataset = ? AND instance_id = ? AND text IS NOT NULL AND text <> ''
+ORDER BY model LIMIT 1
+"""
+
 
 # Each judge's current judgment of one response: the one its current scores come from, else
 # its newest (a judgment whose output could not be parsed has no scores).
@@ -114,6 +121,42 @@ def detail(store: Store, dataset: str, instance_id: str, model: str) -> SampleDe
         None if resp is None else resp[0], task, None if level is None else int(level),
         tuple(domains or ()), tuple(skills or ()), bool(hard), views, labels,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LinkTarget:
+    shown: tuple[str, str] | None  # (instance_id, model) to open, or None
+    note: str | None  # why the link was not opened as it stands
+
+
+def link_target(
+    store: Store, dataset: str, instance_id: str | None, model: str | None
+) -> LinkTarget:
+    """The response a link opens. Both named: that one (``detail`` says if it is gone). An
+    instance alone: the first model by name with a response to it, said in a note; a model
+    alone, or an instance nobody answered: nothing, with a note saying why."""
+    if instance_id and model:
+        return LinkTarget((instance_id, model), None)
+    if not instance_id:
+        return LinkTarget(None, f"The link names model '{_q(model)}' but no instance: pick a row.")
+    with store.read() as con:
+        row = con.execute(FIRST_ANSWER, [dataset, instance_id]).fetchone()
+    if row is None:
+        return LinkTarget(
+            None,
+            f"The link names instance '{_q(instance_id)}' but no model, and no model answered it "
+            f"in dataset '{_q(dataset)}': pick a row.",
+        )
+    return LinkTarget(
+        (instance_id, row[0]),
+        f"The link names instance '{_q(instance_id)}' but no model: showing {row[0]}'s "
+        "response, the first model by name that answered it.",
+    )
+
+
+def _q(value: str | None) -> str:
+    value = value or ""
+    return value if len(value) <= 40 else value[:39] + "…"  # a link's value, shortened
 
 
 def detail_link(dataset: str, instance_id: str, model: str) -> dict[str, str]:

@@ -4,12 +4,13 @@ the judges it stands for."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from analysis.core.errors import InputError, NotFoundError
+from analysis.core.names import is_reserved, name_key, normalise_name
 from analysis.core.store import Store
 from analysis.core.taxonomy import SKILLS
 from analysis.views import tables
@@ -86,9 +87,11 @@ def skill_label(skill: str | None, labels: Mapping[str, str] | None = None) -> s
 
 
 def resolve(spec: str, known: pd.DataFrame) -> Scorer:
-    """A scorer spec → the judges it stands for; unknown names list what is known."""
-    spec = spec.strip()
-    if spec.startswith("kind:"):
+    """A scorer spec → the judges it stands for; unknown names list what is known. Names are
+    compared in NFC (analysis/core/names.py): "é" typed as e + a combining accent finds "é"."""
+    spec = normalise_name(spec)
+    if is_reserved(spec):  # kind:…, in any case or width
+        spec = "kind:" + name_key(spec)[5:]
         kind = spec[5:]
         if kind not in KINDS:
             raise InputError(
@@ -98,13 +101,46 @@ def resolve(spec: str, known: pd.DataFrame) -> Scorer:
         if not judges:
             raise NotFoundError(f"This dataset has no scorer of kind '{kind}'.")
         return Scorer(spec, judges)
-    if spec not in set(known["judge"]):
+    stored = _by_nfc(known).get(spec)  # a store written before the NFC rule may hold NFD
+    if stored is None:
         names = ", ".join(known["judge"]) or "none"
         raise NotFoundError(
             f"Unknown scorer '{spec}'. Known scorers of this dataset: {names}; or a group "
             "kind:human / kind:llm."
         )
-    return Scorer(spec, (spec,))
+    return Scorer(stored, (stored,))
+
+
+def _by_nfc(known: pd.DataFrame) -> dict[str, str]:
+    return {normalise_name(j): j for j in known["judge"]}
+
+
+def rater_names(values: str | Sequence[str], known: pd.DataFrame) -> tuple[str, ...]:
+    """The judges that ``--raters`` values stand for, each value a scorer's name, a group
+    (kind:human) or NAME,NAME,…. A judge's name may hold a comma, so a value that is a known
+    name is taken whole; otherwise it is split on commas, and every part must be known: else
+    the error says to give such names with one ``--raters`` each."""
+    names = _by_nfc(known)
+    judges: list[str] = []
+    for value in [values] if isinstance(values, str) else values:
+        value = normalise_name(value)
+        if not value:
+            continue
+        if value in names or is_reserved(value):
+            judges += resolve(value, known).judges
+            continue
+        parts = [normalise_name(p) for p in value.split(",") if p.strip()]
+        unknown = [p for p in parts if p not in names and not is_reserved(p)]
+        if unknown and len(parts) > 1:
+            raise NotFoundError(
+                f"--raters '{value}' is not a scorer's name, and split on its commas it names "
+                f"unknown scorers: {', '.join(repr(u) for u in unknown)}. Give a name that "
+                "holds a comma whole, with one --raters each (--raters 'A, B' --raters C). "
+                f"Known scorers: {', '.join(known['judge']) or 'none'}."
+            )
+        for part in parts:
+            judges += resolve(part, known).judges
+    return tuple(dict.fromkeys(judges))
 
 
 def apart(a: Scorer, b: Scorer) -> tuple[Scorer, Scorer, list[str]]:

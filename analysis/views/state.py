@@ -13,8 +13,8 @@ and each page adds its own picks (repeated = the parameter appears once per valu
 
     Overview      rank (the leaderboard's "Rank by" group)
     Skill radar   radar (models, repeated), axes (skill | ability), published (1 = overlay),
-                  ca, cb (the two models compared)
-    Breakdowns    model (the heatmaps' model)
+                  compare (1 = the comparison open), ca, cb (the two models compared)
+    Breakdowns    model (the heatmaps' model), section (the open tab)
     Human vs j.   a, b (scorers: a judge or kind:human / kind:llm), level, skill, stat, by
     Samples       q (search text), in (fields searched, repeated), skill, sort,
                   instance + model (the response shown in the detail view)
@@ -67,10 +67,11 @@ PAGE_PARAMS: dict[str, tuple[Param, ...]] = {
         Param("radar", "radar model", multi=True),
         Param("axes", "axes"),
         Param("published", "published overlay", bool),
+        Param("compare", "comparison section", bool),
         Param("ca", "model A"),
         Param("cb", "model B"),
     ),
-    "breakdowns": (Param("model", "model"),),
+    "breakdowns": (Param("model", "model"), Param("section", "section")),
     "agreement": (
         Param("a", "scorer A"),
         Param("b", "scorer B"),
@@ -78,6 +79,7 @@ PAGE_PARAMS: dict[str, tuple[Param, ...]] = {
         Param("skill", "skill"),
         Param("stat", "statistic"),
         Param("by", "slice"),
+        Param("section", "section"),
     ),
     "samples": (
         Param("q", "search"),

@@ -10,7 +10,7 @@ from typing import Protocol
 from analysis.core.errors import FinegrainError, NotFoundError
 from judges.config import JudgeConfig
 
-# name → module path (imported lazily) holding a ``create(config) -> Backend``
+# name → module path (imported lazily) holding a ``create(config, *, concurrency) -> Backend``
 BACKENDS = {
     "openai": "judges.backends.openai_compat",
     "transformers": "judges.backends.local_model",
@@ -60,6 +60,8 @@ def check(config: JudgeConfig) -> None:
         available()
 
 
-def create(config: JudgeConfig) -> Backend:
-    """The backend a judge configuration names; an unknown name lists the known ones."""
-    return _module(config).create(config)
+def create(config: JudgeConfig, *, concurrency: int = 8) -> Backend:
+    """The backend a judge configuration names; an unknown name lists the known ones.
+    ``concurrency``: how many calls the run keeps in flight (a remote backend sizes its
+    connection pool to it)."""
+    return _module(config).create(config, concurrency=concurrency)

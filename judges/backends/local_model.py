@@ -128,7 +128,8 @@ def _import_torch_and_transformers() -> tuple:
     return torch, transformers
 
 
-def create(config: JudgeConfig) -> LocalModelBackend:
+def create(config: JudgeConfig, *, concurrency: int = 1) -> LocalModelBackend:
+    del concurrency  # one model in this process: the runner's semaphore bounds the calls
     return LocalModelBackend(config)
 
 

@@ -1,15 +1,35 @@
-"""Any OpenAI-compatible chat API (OpenAI, Azure, vLLM, Ollama, llama.cpp server …) through the
-official SDK (async). The SDK's own retries are off: the runner retries with backoff and
-honours Retry-After, so every attempt is counted and cancellable."""
+"""Any OpenAI-compatible chat API (OpenAI, Azure, vLLM, Ollama, llama.cpp server …), configured
+by the official SDK (base URL, key, its default headers) and called through its HTTP library
+(httpx2). Nothing retries here: the runner retries with backoff and honours Retry-After, so every
+attempt is counted and cancellable.
+
+Each call costs CPU on the runner's event loop, and at C calls in flight every answer that comes
+back waits for the others' (a run at C = 128 and 200 ms has ~1.5 ms per call in all; a busy
+machine has less). What the SDK's per-call path does beyond sending bytes is done once here:
+- the request: the SDK's parameter transform (a recursive, type-introspecting walk of every
+  message), option copies, URL merging and header building cost ~1 ms a call; this module sends
+  the same bytes (same body, same headers, computed once; tests/judges/test_concurrency.py
+  compares them with ``chat.completions.create``);
+- the answer: read as JSON, three fields taken, instead of a pydantic model built per call;
+  errors map to the same messages as the SDK's exceptions did (the same test, every fault);
+- the connections: kept alive for every concurrent call (httpx keeps 100 by default, so a run of
+  128 calls at once would reconnect all the time), spread over a few pools of at most
+  ``POOL_SIZE`` connections, each call on the least busy one: httpx checks every idle connection
+  of a pool for each request, so one pool of C connections costs O(C) per call."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import ssl
 import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Any, NamedTuple
 
+import anyio
+import httpx2
 import openai
 
 from judges.backends import CallError, Completion
@@ -22,12 +42,18 @@ _DEFAULT_URL = "https://api.openai.com/v1"
 # the requested wait in its reason, instead of stalling the run retry after retry.
 MAX_RETRY_AFTER_S = 120.0
 
+# Connections per pool: small enough that a pool's per-request scan stays cheap.
+POOL_SIZE = 8
+
+# What the SDK wraps as APIConnectionError (its message names that class; so does ours).
+_CONNECTION_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+
 
 def _same(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
 
-def _retry_after(e: openai.APIStatusError) -> float | None:
+def _retry_after(e: _StatusError) -> float | None:
     """Seconds the server asked us to wait: retry-after-ms, else Retry-After (seconds or an
     HTTP date), not capped; None when absent or not a sane finite number."""
     headers = e.response.headers if e.response is not None else {}
@@ -49,7 +75,7 @@ def _retry_after(e: openai.APIStatusError) -> float | None:
     return max(seconds, 0.0)
 
 
-def _status_error(e: openai.APIStatusError) -> CallError:
+def _status_error(e: _StatusError) -> CallError:
     retry = e.status_code in (408, 409, 429) or e.status_code >= 500
     hint = " (check the API key variable)" if e.status_code in (401, 403) else ""
     wait = _retry_after(e)
@@ -66,8 +92,58 @@ def _status_error(e: openai.APIStatusError) -> CallError:
     )
 
 
+class _StatusError(NamedTuple):
+    """What ``_status_error`` reads of a failed answer: the two attributes of the SDK's
+    APIStatusError it used to read."""
+
+    status_code: int
+    response: httpx2.Response
+
+
+def pool_sizes(concurrency: int) -> list[int]:
+    """Connections per pool: ``concurrency`` in all, in as few pools of ≤ POOL_SIZE as fit."""
+    n = max(1, concurrency)
+    k = -(-n // POOL_SIZE)
+    return [n // k + (1 if i < n % k else 0) for i in range(k)]
+
+
+def _limits(size: int) -> httpx2.Limits:
+    """Every connection of the pool kept alive between its calls (a run's calls come back to
+    back; 30 s also outlasts most backoffs)."""
+    return httpx2.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=30)
+
+
+def _malformed(what: str) -> CallError:
+    return CallError(f"malformed response ({what})", retryable=True)
+
+
+def _answer(r: httpx2.Response) -> tuple[str, Any, Any]:
+    """(text, prompt tokens, completion tokens) of a 2xx answer. As the SDK read it: a JSON
+    content type must parse; another is tried as JSON and is otherwise not a chat completion."""
+    content_type = r.headers.get("content-type", "*").split(";")[0]
+    try:
+        data = json.loads(r.content)
+    except ValueError as e:  # JSONDecodeError, or bytes that are not text
+        if content_type.endswith("json"):
+            raise _malformed(type(e).__name__) from e
+        data = None
+    if not isinstance(data, dict) or "choices" not in data:  # e.g. an HTML proxy page
+        raise _malformed("not a chat completion")
+    try:
+        choices = data["choices"]
+        message = choices[0]["message"] if choices else None
+        text = (message.get("content") or message.get("refusal") or "") if message else ""
+        usage = data.get("usage") or {}
+        tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    except (TypeError, KeyError, IndexError, AttributeError) as e:
+        raise _malformed("not a chat completion") from e
+    if not isinstance(text, str):
+        raise _malformed("not a chat completion")
+    return text, tokens[0] or 0, tokens[1] or 0
+
+
 class OpenAIBackend:
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, concurrency: int = 8) -> None:
         self.config = config
         operator_url = os.environ.get("OPENAI_BASE_URL") or _DEFAULT_URL
         base_url = config.base_url or operator_url
@@ -78,48 +154,67 @@ class OpenAIBackend:
             raise CallError(
                 f"No API key: set the environment variable {config.api_key_env}.", retryable=False
             )
-        # Local servers (vLLM, Ollama) accept any key; the SDK insists on one.
-        self.client = openai.AsyncOpenAI(
-            api_key=key or "unused", base_url=base_url, max_retries=0, timeout=config.timeout_s
+        # The SDK only configures: the URL as it joins it, its headers (user agent, platform,
+        # organisation and project from the environment). Local servers accept any key.
+        tls = httpx2.create_ssl_context()  # one for all pools: each costs ~40 ms to load
+        self.pools = [
+            httpx2.AsyncClient(
+                verify=tls, limits=_limits(size), timeout=config.timeout_s, follow_redirects=True
+            )
+            for size in pool_sizes(concurrency)
+        ]
+        sdk = openai.AsyncOpenAI(
+            api_key=key or "unused",
+            base_url=base_url,
+            max_retries=0,
+            timeout=config.timeout_s,
+            http_client=self.pools[0],  # never sends; spares it building a client of its own
         )
+        self.url = str(sdk.base_url) + "chat/completions"
+        self.headers = {
+            **{k: v for k, v in sdk.default_headers.items() if isinstance(v, str)},
+            "Authorization": f"Bearer {sdk.api_key}",
+            "x-stainless-retry-count": "0",
+            "x-stainless-read-timeout": str(config.timeout_s),
+        }
+        # Calls in flight per pool. The runner never has more than ``concurrency`` in flight,
+        # so the least busy pool always has a free connection (no call waits for the pool).
+        self.busy = [0] * len(self.pools)
+
+    def body(self, messages: list[dict]) -> bytes:
+        """The chat request as ``chat.completions.create`` sends it: its keys in its order,
+        JSON as the SDK writes it."""
+        c = self.config
+        out = {"model": c.model, "messages": messages, "max_tokens": c.max_tokens}
+        if c.structured:
+            out["response_format"] = {"type": "json_object"}
+        out["temperature"] = c.temperature
+        return json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
     async def complete(self, messages: list[dict]) -> Completion:
         c = self.config
-        extra = {"response_format": {"type": "json_object"}} if c.structured else {}
+        content = self.body(messages)
+        i = min(range(len(self.busy)), key=self.busy.__getitem__)
+        self.busy[i] += 1
         start = time.perf_counter()
         try:
-            r = await self.client.chat.completions.create(
-                model=c.model,
-                messages=messages,
-                temperature=c.temperature,
-                max_tokens=c.max_tokens,
-                **extra,
-            )
-        except openai.APITimeoutError as e:
+            r = await self.pools[i].post(self.url, content=content, headers=self.headers)
+        except httpx2.TimeoutException as e:
             raise CallError(f"timed out after {c.timeout_s:g} s", retryable=True) from e
-        except openai.APIConnectionError as e:
-            raise CallError(f"connection failed ({type(e).__name__})", retryable=True) from e
-        except openai.APIStatusError as e:
-            raise _status_error(e) from e
-        except (openai.APIResponseValidationError, ValueError) as e:
-            raise CallError(f"malformed response ({type(e).__name__})", retryable=True) from e
+        except _CONNECTION_ERRORS as e:
+            raise CallError("connection failed (APIConnectionError)", retryable=True) from e
+        finally:
+            self.busy[i] -= 1
         latency = (time.perf_counter() - start) * 1000
-        if not hasattr(r, "choices"):  # e.g. an HTML proxy page: the SDK returns it as a str
-            raise CallError("malformed response (not a chat completion)", retryable=True)
-        choice = r.choices[0] if r.choices else None
-        msg = choice.message if choice else None
-        text = (msg.content or getattr(msg, "refusal", None) or "") if msg else ""
-        usage = r.usage
-        return Completion(
-            text,
-            usage.prompt_tokens if usage else 0,
-            usage.completion_tokens if usage else 0,
-            latency,
-        )
+        if not r.is_success:
+            raise _status_error(_StatusError(r.status_code, r))
+        text, prompt_tokens, completion_tokens = _answer(r)
+        return Completion(text, prompt_tokens, completion_tokens, latency)
 
     async def aclose(self) -> None:
-        await self.client.close()
+        for pool in self.pools:
+            await pool.aclose()
 
 
-def create(config: JudgeConfig) -> OpenAIBackend:
-    return OpenAIBackend(config)
+def create(config: JudgeConfig, *, concurrency: int = 8) -> OpenAIBackend:
+    return OpenAIBackend(config, concurrency)

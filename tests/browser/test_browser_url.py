@@ -99,7 +99,19 @@ def _charts_drawn(page, n: int) -> list[dict]:
         arg=n,
         timeout=90_000,
     )
-    return page.evaluate(CHARTS)
+    # A loaded machine may still be redrawing (a tab's rerun, a link's first run): the figures
+    # count once no run is going and two reads a moment apart agree.
+    last = None
+    for _ in range(60):
+        page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+            timeout=60_000
+        )
+        now = page.evaluate(CHARTS)
+        if now == last:
+            return now
+        last = now
+        page.wait_for_timeout(500)
+    raise AssertionError("the charts kept changing for 30 s")
 
 
 def _pick(page, label: str, option: str) -> None:
@@ -162,6 +174,9 @@ def test_a_link_opened_on_a_second_fresh_server_shows_the_same_view(demo_store, 
             overview = (page.url, page.evaluate(VIEW), _charts_drawn(page, 2))
             page.get_by_role("link", name="Skill radar").click()
             _ready(page, "Skill radar")
+            page.get_by_text("Compare two models").click()  # a section, closed on arrival
+            settled(page)
+            assert _query(page)["compare"] == ["1"]
             page.get_by_role("radio", name="4 abilities").click()
             settled(page)
             assert _query(page)["axes"] == ["ability"] and _query(page)["domains"] == ["Math"]
@@ -172,11 +187,24 @@ def test_a_link_opened_on_a_second_fresh_server_shows_the_same_view(demo_store, 
             settled(page)
             assert page.evaluate(VIEW)["Axes"] == ["12 skills"]
             assert page.evaluate(VIEW)["Domain"] == ["Math"]
+            # Breakdowns draws only its open tab; the tab a person opens goes into the URL.
+            page.get_by_role("link", name="Breakdowns").click()
+            _ready(page, "Breakdowns")
+            page.get_by_role("tab", name="By domain", exact=True).click()
+            settled(page)
+            assert _query(page)["section"] == ["By domain"] and _query(page)["domains"] == ["Math"]
+            (domains,) = _charts_drawn(page, 1)
+            assert "mean per skill × domain" in domains["title"].replace("<br>", " ")
+            breakdowns = (page.url, page.evaluate(VIEW), [domains])
         with StreamlitServer(db_b) as url_b:  # another server: a fresh process and store file
-            for link, view, charts in (overview, radar):
+            for heading, (link, view, charts) in (
+                ("Overview", overview),
+                ("Skill radar", radar),
+                ("Breakdowns", breakdowns),  # the same tab open, its chart the same
+            ):
                 other = browser.new_page(viewport={"width": 1400, "height": 1400})
                 other.goto(link.replace(url_a, url_b))
-                _ready(other, "Overview" if charts is overview[2] else "Skill radar")
+                _ready(other, heading)
                 assert _charts_drawn(other, len(charts)) == charts  # the same numbers
                 assert other.evaluate(VIEW) == view
                 assert _query(other) == parse_qs(urlsplit(link).query)

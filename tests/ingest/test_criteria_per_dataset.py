@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from analysis.core import score_sums
 from analysis.core.errors import InputError
 from analysis.core.filters import Filters
 from analysis.core.store import Store
@@ -74,6 +75,10 @@ def two(tmp_path_factory) -> tuple[Store, dict[str, pd.DataFrame]]:
             con.execute("UPDATE criteria SET label = ?, rubric = ?, definition = ? "
                         "WHERE dataset = ? AND skill = 'coherence'",
                         [label, rubric, f"{d} coherence", d])  # fmt: skip
+            # Labels name the ability groups the writes keep sums for; no import changes a
+            # stored criterion, so this edit by hand refreshes them as a writer would.
+            score_sums.refresh(con, "SELECT dataset, judge, model, instance_id FROM scores "
+                               "WHERE dataset = ?", [d])  # fmt: skip
     return store, data
 
 

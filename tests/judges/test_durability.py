@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+from analysis.core.errors import StoreError
 from analysis.core.store import Store
 from judges import records
 from judges.config import JudgeConfig
@@ -229,3 +230,27 @@ def test_the_app_stores_a_blocked_runs_answers_when_it_starts(store, monkeypatch
     assert ok == [(20, 20)]
     assert _q(store, "SELECT status FROM runs WHERE judge = ?", [JUDGE]) == [("interrupted",)]
     assert not list(records.journal_dir(store).glob("*.jsonl"))  # nothing left to recover
+
+
+def test_a_full_disk_under_the_store_is_not_waited_for(store, monkeypatch):
+    """Only a busy store is worth ``--store-wait``: a store write that fails for want of space
+    is tried once at the end, the answers stay in the journal for the next run, and the run
+    says why (before: it retried every second until the wait ran out)."""
+    attempts = []
+
+    def full(*_a, **_k):
+        attempts.append(1)
+        raise StoreError("The disk holding the store x is full.", title="Disk full")
+
+    monkeypatch.setattr("judges.runner.write_records", full)
+    with OpenAIServer() as srv:
+        s = run(store, _config(srv), Selection("demo", limit=6), RunOptions(
+            concurrency=2, flush_s=3600, store_wait_s=3600))  # fmt: skip
+    # one attempt while running at most (the flush interval is an hour), one at the end
+    assert len(attempts) <= 2 and s.unstored == 6 and s.lost == 0 and s.incomplete
+    assert s.store_busy == "The disk holding the store x is full."
+    monkeypatch.undo()
+    with OpenAIServer() as srv:
+        again = run(store, _config(srv), Selection("demo", limit=6), FAST)
+        assert srv.count() == 0  # recovered from the journal, nothing paid twice
+    assert again.cache_hits == 6

@@ -92,7 +92,7 @@ def test_page_shows_the_same_numbers_as_the_cli(db, capsys):
         assert f"{got['ci_low']:.3f}" == rec["95% CI low"]
         assert got["n"] == rec["n"] and got["level"] == rec["Level"] == "pooled"
     charts = _charts(at)
-    assert len(charts) == 4  # agreement bars, heatmap, scatter, the human ceiling
+    assert len(charts) == 3  # agreement bars, heatmap, scatter (the ceiling is in its tab)
     bars = charts[0]["data"]
     assert len(bars) == 1 and bars[0]["type"] == "bar"  # A vs B only: no unfair ceiling beside
     alpha = [cli["statistics"][s]["alpha_ordinal"]["value"] for s in cli["statistics"]]
@@ -107,7 +107,7 @@ def test_page_shows_the_same_numbers_as_the_cli(db, capsys):
 def test_the_human_ceiling_section_sets_like_beside_like(db, capsys):
     """The ceiling has its own section, chart and table: one human against the mean of the
     other humans, and the judge against that same mean on the same items, as the JSON says."""
-    at = _page({"agr_stat": "spearman"})
+    at = _page({"agr_stat": "spearman", "agr_section": "Human ceiling"})
     assert "Human ceiling (leave-one-out)" in [h.value for h in at.subheader]
     words = " ".join(c.value for c in at.caption)
     assert "mean of the **other** humans" in words and "on the same items" in words
@@ -160,6 +160,33 @@ def test_changed_widgets_change_the_numbers(db):
     assert len(slices) == 8  # one row per model
 
 
+def test_only_the_open_section_is_computed_and_switching_keeps_the_rest(db, monkeypatch):
+    """The slices, the human ceiling and the rank stability are tabs: the open one is computed
+    (the slices at first), and switching tabs computes the new one without redoing the rest."""
+    from analysis.views import agreement
+
+    calls = []
+    real = agreement.agreement
+
+    def counted(store, q, sections=agreement.SECTIONS):
+        calls.append(tuple(sections))
+        return real(store, q, sections)
+
+    monkeypatch.setattr(agreement, "agreement", counted)
+    at = _page()
+    assert calls == [("stats",), ("slices_shown",)]
+    assert "By domain (pooled)" in [h.value for h in at.subheader]
+    assert "Human ceiling (leave-one-out)" not in [h.value for h in at.subheader]
+    slices = _table(at, {"Slice"})
+    assert len(slices) == 10  # one row per domain, all criteria pooled
+    at.session_state["agr_section"] = "Human ceiling"
+    at.run()
+    assert calls[2:] == [("ceiling",)]  # the rest comes from the cache
+    assert "Human ceiling (leave-one-out)" in [h.value for h in at.subheader]
+    assert not [df for df in at.dataframe if "Slice" in df.value.columns]
+    assert len(_charts(at)) == 4
+
+
 def test_a_slice_with_no_human_labels_says_so(db):
     # FLASK-Hard-only with difficulty 1: the simulated annotators rated none of those.
     at = _page({"hard::demo": True, "levels::demo": [1]})
@@ -188,14 +215,15 @@ def test_every_table_shows_labels_and_readable_headers(db):
     labels = {s.label for s in SKILLS.values()}
     wide = _table(at, {"Skill", LABELS["spearman"]})
     assert set(wide["Skill"]) == labels | {"All criteria (pooled)"}
-    ranks = _table(at, {"Skill", LABELS["kendall"]})
-    assert set(ranks["Skill"]) <= labels | {"All criteria (pooled)"}
+    tabs = [_page({"agr_section": t}) for t in ("Human ceiling", "Rank stability")]
+    ranks = _table(tabs[1], {"Skill", LABELS["kendall"]})
+    assert set(ranks["Skill"]) <= labels | {"All criteria (pooled)"} and len(ranks) == 13
     counts = _table(at, {"Skill", "Aligned items", "N/A from A", "Scored by B only"})
     assert set(counts["Skill"]) == labels
     worst = _table(at, {"Sample", "|A − B|", "Instance", "Model", "Difficulty (1–5)"})
     assert set(worst["Skill"]) <= labels
     raw = {"skill", "slice", "abs_diff", "instance_id", "a_na", "b_only", "link", "difficulty"}
-    for df in at.dataframe:
+    for df in [*at.dataframe, *tabs[0].dataframe, *tabs[1].dataframe]:
         assert not raw & set(df.value.columns), list(df.value.columns)
         assert not set(df.value.astype(str).stack()) & {"None", "nan", "NaN"}
 
@@ -246,3 +274,16 @@ def test_a_criterion_named_overall_is_its_own_row_beside_the_pooled_one(db, caps
     assert set(page["Skill"]) == {"overall"} and set(page["Scope"]) == {"criterion"}
     alpha = page[page["Statistic"] == LABELS["alpha_ordinal"]]["Value"]
     assert alpha.tolist() == [f"{own:.3f}"]
+
+
+def test_a_link_opens_a_section_and_the_open_section_goes_into_the_url(db):
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["section"] = "Human ceiling"
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert "Human ceiling (leave-one-out)" in [h.value for h in at.subheader]
+    at.session_state["agr_section"] = "Rank stability"
+    at.run()
+    assert at.query_params["section"] == "Rank stability"
+    assert _table(at, {"Skill", LABELS["kendall"]}).shape[0] == 13

@@ -20,6 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
 RADAR = "pages/radar.py"
 BREAKDOWNS = "pages/breakdowns.py"
+BREAKDOWN_SECTIONS = (
+    "By difficulty", "Difficulty trends", "By domain", "By source task", "FLASK-Hard vs full",
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -64,7 +67,17 @@ def _frames(at: AppTest) -> list:
     return [d.value for d in at.dataframe]
 
 
-def test_radar_default_four_models_overlaid_and_compared(db):
+def test_radar_default_four_models_overlaid_and_compared(db, monkeypatch):
+    from analysis.views import radar as views
+
+    pairs = []
+    real = views.compare
+
+    def counted(store, f, a, b, by):
+        pairs.append((a, b))
+        return real(store, f, a, b, by)
+
+    monkeypatch.setattr(views, "compare", counted)
     at = _page(RADAR)
     assert at.title[0].value == "Skill radar"
     figs = _figs(at)
@@ -74,12 +87,37 @@ def test_radar_default_four_models_overlaid_and_compared(db):
     assert "polar2" not in radar["layout"]  # overlaid, not small multiples
     table = next(df for df in _frames(at) if "N/A scores" in df.columns)
     assert len(table) == 48 and table["Scores (n)"].gt(0).all()
+    # The paired comparison is a closed section on arrival: neither computed nor drawn.
+    assert pairs == [] and len(figs) == 1 and "compare" not in at.query_params
+    assert not [df for df in _frames(at) if "p (Holm)" in df.columns]
+    at.session_state["radar_compare"] = True  # the visitor opens it
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(pairs) == 1 and at.query_params["compare"] == "1"
+    figs = _figs(at)
     diff = next(df for df in _frames(at) if "p (Holm)" in df.columns)
     assert len(diff) == 12 and {"A − B [95% CI]", "Test", "Note"} <= set(diff.columns)
     assert diff["A − B [95% CI]"].str.match(r"^-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]$").all()
     compare = next(f for t, f in figs.items() if "paired difference" in t)
     assert len(_arr(compare["data"][0]["x"])) == 12
     assert any(b.label == "Download CSV" for b in at.get("download_button"))
+
+
+def test_a_link_naming_two_models_opens_the_comparison_and_closing_it_is_kept(db):
+    """Links made before the comparison became a section carry ca and cb, not compare=1."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"radar": ["vicuna_13b", "bard"], "ca": "bard", "cb": "vicuna_13b"})
+    at.run()
+    at.switch_page(RADAR)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state["radar_compare"] is True and at.query_params["compare"] == "1"
+    (title,) = [t for t in _figs(at) if "paired difference" in t]
+    assert title.index("bard") < title.index("vicuna_13b")  # A is the link's ca
+    at.session_state["radar_compare"] = False  # the visitor closes it: out of the URL
+    at.run()
+    assert "compare" not in at.query_params
+    assert not [t for t in _figs(at) if "paired difference" in t]
 
 
 def test_radar_controls_and_sidebar_filters(db):
@@ -104,9 +142,17 @@ def test_radar_filter_that_leaves_nothing(db):
     assert not any(t.startswith("Mean score per axis") for t in _figs(at))
 
 
+def _sections(**state) -> list[AppTest]:
+    """The Breakdowns page once per tab (only the open tab is computed and drawn)."""
+    return [_page(BREAKDOWNS, bd_section=name, **state) for name in BREAKDOWN_SECTIONS]
+
+
 def test_breakdowns_default_and_changed_model(db):
-    at = _page(BREAKDOWNS, bd_model="gpt4", **{"levels::demo": [4, 5]})
-    figs = _figs(at)
+    first = _page(BREAKDOWNS, bd_model="gpt4", **{"levels::demo": [4, 5]})
+    assert set(_figs(first)) == {"gpt4: mean per skill × difficulty"}  # the first tab only
+    assert not _frames(first)
+    runs = _sections(bd_model="gpt4", **{"levels::demo": [4, 5]})
+    figs = {t: f for at in runs for t, f in _figs(at).items()}
     heat = figs["gpt4: mean per skill × difficulty"]
     assert [x.split(" ")[0] for x in heat["data"][0]["x"]] == ["4", "5"]  # the filter applies
     assert len(heat["data"][0]["y"]) == 12
@@ -114,9 +160,10 @@ def test_breakdowns_default_and_changed_model(db):
     assert len(lines["data"]) == 8 * 12  # a line per model per skill
     assert any(t.startswith("gpt4: mean per skill × domain") for t in figs)
     assert "FLASK-Hard vs full set: relative change of the mean" in figs
-    tasks = next(df for df in _frames(at) if "Source task" in df.columns)
+    assert [len(_figs(at)) for at in runs] == [1, 1, 1, 0, 1]  # one section drawn per run
+    tasks = next(df for df in _frames(runs[3]) if "Source task" in df.columns)
     assert tasks["Scores (n)"].gt(0).all() and "Model" not in tasks.columns
-    captions = " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in runs[2].caption)
     assert "counts toward both" in captions
 
 
@@ -144,9 +191,11 @@ def test_pages_on_a_dataset_with_its_own_criteria(db, tmp_path):
         assert set(table["Scale"]) == {"1–10", "0–1"}
         bd = _page(BREAKDOWNS, dataset="custom", bd_model="a")
         assert any(t.startswith("a: mean per skill × difficulty") for t in _figs(bd))
+        bd = _page(BREAKDOWNS, dataset="custom", bd_model="a", bd_section="FLASK-Hard vs full")
         infos = " ".join(i.value for i in bd.info).replace("\\", "")  # markdown escapes
         assert "No instance of custom is marked FLASK-Hard" in infos
     finally:
         with Store(db).write() as con:  # leave the shared demo store as it was
-            for table in ("scores", "judgments", "runs", "responses", "instances", "datasets"):
+            for table in ("scores", "score_sums", "judgments", "runs", "responses", "instances",
+                          "datasets"):  # fmt: skip
                 con.execute(f"DELETE FROM {table} WHERE dataset = 'custom'")

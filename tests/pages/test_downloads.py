@@ -158,6 +158,24 @@ def open_page(page: str, state: dict | None = None) -> AppTest:
     return at
 
 
+# Breakdowns computes and draws only its open tab: its tests visit each.
+BREAKDOWN_SECTIONS = (
+    "By difficulty", "Difficulty trends", "By domain", "By source task", "FLASK-Hard vs full",
+)  # fmt: skip
+
+
+def open_sections(page: str) -> list[AppTest]:
+    """The page once per tab when only the open tab runs (Breakdowns; Human vs judge's human
+    ceiling, after its default tab), the radar with its comparison section open, else once."""
+    if page == "pages/agreement.py":
+        return [open_page(page), open_page(page, {"agr_section": "Human ceiling"})]
+    if page == "pages/radar.py":
+        return [open_page(page, {"radar_compare": True})]
+    if page != "pages/breakdowns.py":
+        return [open_page(page)]
+    return [open_page(page, {"bd_section": name}) for name in BREAKDOWN_SECTIONS]
+
+
 def downloads(at: AppTest, files: dict[str, bytes]) -> dict[str, pd.DataFrame]:
     """{button key: its CSV parsed by pandas}; "NA"/"None" stay text, only "" is missing."""
     out = {}
@@ -313,8 +331,9 @@ def test_every_download_parses_back_and_is_neutralised(evil, files):
     scores = score_list()
     found: dict[str, pd.DataFrame] = {}
     for page, keys in PAGES.items():
-        at = open_page(page)
-        got = downloads(at, files)
+        runs = open_sections(page)
+        at = runs[0]
+        got = {key: csv for run in runs for key, csv in downloads(run, files).items()}
         assert set(got) == keys, f"{page}: downloads {sorted(got)}; this test knows {keys}"
         found |= got
         for key, csv in got.items():
@@ -330,12 +349,12 @@ def test_every_download_parses_back_and_is_neutralised(evil, files):
             assert_mirrors(diff[shared], got["compare_csv"][shared], "compare")
         if page == "pages/breakdowns.py":
             model = at.selectbox(key="bd_model").value
-            tasks = table_with(at, "Source task", without=("Model",))
+            tasks = table_with(runs[3], "Source task", without=("Model",))
             assert_one_format_per_column(tasks, "task table")
             mine = got["csv_by_source_task"]
             mine = mine[mine["Model"].map(plain_text) == model].drop(columns="Model")
             assert_mirrors(tasks, mine.reset_index(drop=True), "source tasks")
-            hard = table_with(at, "Change (%)")
+            hard = table_with(runs[4], "Change (%)")
             assert_one_format_per_column(hard, "hard table")
             assert_mirrors(hard, got["csv_hard_vs_full"], "FLASK-Hard")
             check_cells(got["csv_by_domain"], scores, "domain", "Domain")
@@ -345,7 +364,7 @@ def test_every_download_parses_back_and_is_neutralised(evil, files):
             assert_one_format_per_column(exact, "agreement statistics")
             assert_mirrors(exact, got["agr_dl_stats"], "agreement statistics")
             check_pairs(got["agr_dl_pairs"], scores)
-            ceiling = same_columns(at, got["agr_dl_ceiling"])
+            ceiling = same_columns(runs[1], got["agr_dl_ceiling"])
             assert_one_format_per_column(ceiling, "human ceiling")
             assert_mirrors(ceiling, got["agr_dl_ceiling"], "human ceiling")
     # The hostile texts came through, neutralised, in the exports that carry them.
@@ -387,7 +406,7 @@ def test_tables_show_labels_headers_and_blanks(evil):
     assert JUDGE in shown.columns and set(HUMANS) <= set(shown.columns)
     raw = {"ci_low", "ci_high", "n_na", "n_instances", "mean_full", "source_task", "instance_id"}
     for page in ("pages/radar.py", "pages/breakdowns.py"):
-        for t in tables(open_page(page)):
+        for t in (t for run in open_sections(page) for t in tables(run)):
             assert not raw & set(t.columns), (page, list(t.columns))
             assert not {s for s in SKILL_IDS} & set(t.get("Skill", ())), page
 
@@ -404,7 +423,7 @@ def test_judge_pickers_show_one_pair_of_brackets(evil):
 
 
 def test_source_tasks_by_their_proper_names(evil):
-    at = open_page("pages/breakdowns.py")
+    at = open_page("pages/breakdowns.py", {"bd_section": "By source task"})
     tasks = at.sidebar.multiselect(key=f"tasks::{DATASET}")
     assert sorted(tasks.options) == sorted(["-cmd", "@SUM(A1)", "GSM8K", "Koala", "MBPP"])
     shown = table_with(at, "Source task", without=("Model",))

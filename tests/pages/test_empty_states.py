@@ -51,7 +51,7 @@ def _page(page: str, dataset: str, **state) -> AppTest:
 
 def _text(md: str) -> str:
     """A markdown body as the text a person reads (plain() escapes punctuation)."""
-    return re.sub(r"\\(.)", r"\1", md).replace("**", "")
+    return re.sub(r"\\(.)", r"\1", md).replace("**", "").replace("\u2060", "")
 
 
 def _infos(at: AppTest) -> str:
@@ -178,7 +178,7 @@ def _pandas_top(db: Path, k: int) -> list[str]:
 
 
 def test_radar_defaults_to_the_best_scored_models_and_compares_the_top_two(db):
-    at = _page("pages/radar.py", "scored")
+    at = _page("pages/radar.py", "scored", radar_compare=True)  # the comparison open
     picker = at.multiselect(key="radar_models::scored::")
     top = _pandas_top(db, 4)
     assert picker.value == top and UNSCORED not in picker.value
@@ -192,7 +192,8 @@ def test_radar_defaults_to_the_best_scored_models_and_compares_the_top_two(db):
 
 
 def test_radar_pair_without_shared_instances_and_unscored_picks(db):
-    at = _page("pages/radar.py", "scored", **{"radar_models::scored::": ["d", "e"]})
+    pair = {"radar_models::scored::": ["d", "e"], "radar_compare": True}  # the comparison open
+    at = _page("pages/radar.py", "scored", **pair)
     info = _infos(at)
     assert "No shared instances." in info and "e and d share no instance" in info  # best first
     only = _page("pages/radar.py", "scored", **{"radar_models::scored::": [UNSCORED]})

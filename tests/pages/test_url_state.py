@@ -119,6 +119,7 @@ PICKS = {
             "radar_models::demo::bard,gpt4,vicuna_13b": ["vicuna_13b", "bard"],
             "radar_axes": "ability",
             "radar_published": True,
+            "radar_compare": True,
             "radar_a": "vicuna_13b",
             "radar_b": "bard",
         },
@@ -126,11 +127,15 @@ PICKS = {
             "radar": ["vicuna_13b", "bard"],
             "axes": "ability",
             "published": "1",
+            "compare": "1",
             "ca": "vicuna_13b",
             "cb": "bard",
         },
     ),  # fmt: skip
-    "breakdowns": ({"bd_model": "vicuna_13b"}, {"model": "vicuna_13b"}),
+    "breakdowns": (
+        {"bd_model": "vicuna_13b", "bd_section": "By domain"},
+        {"model": "vicuna_13b", "section": "By domain"},
+    ),
     "agreement": (
         {
             "agr_a::demo": "annotator_1",
