@@ -47,8 +47,9 @@ def _columns(con, table: str) -> list[str]:
     return [f'"{c}"' for c, t in rows if c not in SURROGATE and not t.startswith("TIMESTAMP")]
 
 
-def table_checksums(con, tables: list[str]) -> dict[str, dict[str, object]]:
-    """``{table: {"rows": n, "sha256": hex}}`` for each of ``tables`` in the open store."""
+def table_checksums(con, tables: list[str], roots: tuple[Path, ...] = ()) -> dict[str, dict]:
+    """``{table: {"rows": n, "sha256": hex}}`` for each of ``tables`` in the open store, each
+    of ``roots`` (temporary folders an import recorded) written as ``<root>``."""
     out = {}
     for table in tables:
         if table == "scores":
@@ -58,8 +59,10 @@ def table_checksums(con, tables: list[str]) -> dict[str, dict[str, object]]:
             sql = f'SELECT {", ".join(_columns(con, table))} FROM "{table}"'
         digest, n = hashlib.sha256(), 0
         for row in con.execute(f"{sql} ORDER BY ALL").fetchall():
-            digest.update(repr(row).encode())
-            digest.update(b"\n")
+            text = repr(row)
+            for root in roots:
+                text = text.replace(str(root), "<root>")
+            digest.update(text.encode() + b"\n")
             n += 1
         out[table] = {"rows": n, "sha256": digest.hexdigest()}
     return out

@@ -30,7 +30,7 @@ Each import's report lines are stored too.
 from __future__ import annotations
 
 import argparse
-import hashlib
+import importlib.util
 import json
 import sys
 import tempfile
@@ -42,20 +42,15 @@ REVIEW_FILES = {"gpt4": "gpt4_review.jsonl", "alpaca_13b": "alpaca_13b.jsonl",
                 "tulu_7b": "tulu_7b_review.jsonl"}  # fmt: skip
 N_REVIEWED = 300
 SKIPPED_TABLES = {"meta"}
-SCORES = """
-SELECT s.* EXCLUDE (judgment_id), j.run_id AS j_run, j.instance_id AS j_instance,
-       j.model AS j_model
-FROM scores s LEFT JOIN judgments j USING (judgment_id)
-"""
 
 
-def _columns(con, table: str) -> list[str]:
-    rows = con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns "
-        "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
-        [table],
-    ).fetchall()
-    return [f'"{c}"' for c, t in rows if c != "judgment_id" and not t.startswith("TIMESTAMP")]
+def _checksum_helpers():
+    """make_demo's table checksums, loaded by path: with ``--root`` another checkout comes
+    first on sys.path, and it may not have this folder."""
+    spec = importlib.util.spec_from_file_location("make_demo", HERE / "make_demo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _tables(con) -> list[str]:
@@ -74,23 +69,9 @@ def checksums(db: Path, roots: list[Path], tables: list[str] | None = None) -> d
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        out = {}
-        for table in tables or _tables(con):
-            cols = ", ".join(_columns(con, table))
-            if table == "scores":
-                sql = f"SELECT {cols}, j_run, j_instance, j_model FROM ({SCORES})"
-            else:
-                sql = f'SELECT {cols} FROM "{table}"'
-            digest, n = hashlib.sha256(), 0
-            for row in con.execute(f"{sql} ORDER BY ALL").fetchall():
-                text = repr(row)
-                for root in roots:
-                    text = text.replace(str(root), "<root>")
-                digest.update(text.encode() + b"\n")
-                n += 1
-            if n or tables:
-                out[table] = {"rows": n, "sha256": digest.hexdigest()}
-        return out
+        names = tables or [t for t in _tables(con)
+                           if con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]]  # fmt: skip
+        return _checksum_helpers().table_checksums(con, names, tuple(roots))
     finally:
         con.close()
 

@@ -19,6 +19,7 @@ scores generated here from a fixed seed: judge "gen-a" (4 models, every instance
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -34,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "pages.json"
 DEMO_JUDGE = "gpt-4 (simulated)"
 GEN_MODELS = ("gpt4", "vicuna_13b", "tulu_7b", "bard")
+FULL_ROWS = 40  # a frame with more rows is stored as its hash, its count and its first rows
 
 
 def encode(v):
@@ -52,8 +54,15 @@ def encode(v):
 
 
 def frame(df: pd.DataFrame) -> dict:
+    """Columns and rows in a canonical order; past ``FULL_ROWS`` rows, their count, a SHA-256
+    of them all and the first ``FULL_ROWS`` (where a difference starts), to keep the file small."""
     rows = [[encode(v) for v in row] for row in df.itertuples(index=False, name=None)]
-    return {"columns": [str(c) for c in df.columns], "rows": sorted(rows, key=json.dumps)}
+    rows = sorted(rows, key=json.dumps)
+    out: dict = {"columns": [str(c) for c in df.columns]}
+    if len(rows) <= FULL_ROWS:
+        return out | {"rows": rows}
+    digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+    return out | {"n_rows": len(rows), "sha256": digest, "rows": rows[:FULL_ROWS]}
 
 
 def generated_scores(store) -> pd.DataFrame:
