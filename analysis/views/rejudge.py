@@ -127,7 +127,8 @@ def compare(
     if not humans.empty:
         f = Filters(dataset)
         for label, judge in (("before", before), ("after", after)):
-            r = agreement(store, AgreementQuery(f, judge, HUMANS, items=tuple(items)))
+            q = AgreementQuery(f, judge, HUMANS, items=tuple(items))
+            r = agreement(store, q, sections=("stats",))  # no ceiling, ranks or slices shown
             if not r.stats.empty:
                 pick = for_skill(r.stats, None)  # all criteria pooled (or the only one)
                 named = pick["skill"].where(pick["scope"] == SCOPE_CRITERION, ALL_LABEL)
