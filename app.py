@@ -47,6 +47,7 @@ PAGES = {
     "radar": st.Page("pages/radar.py", title="Skill radar", icon=":material/radar:"),
     "breakdowns": st.Page("pages/breakdowns.py", title="Breakdowns", icon=":material/grid_view:"),
     "agreement": st.Page("pages/agreement.py", title="Human vs judge", icon=":material/balance:"),
+    "judges": st.Page("pages/judges.py", title="Judges", icon=":material/groups:"),
     "samples": st.Page("pages/samples.py", title="Samples", icon=":material/search:"),
     "annotate": st.Page("pages/annotate.py", title="Annotate", icon=":material/edit_note:"),
     "rejudge": st.Page("pages/rejudge.py", title="Re-judge", icon=":material/gavel:"),

@@ -18,7 +18,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, Field, asdict, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +203,7 @@ class JudgeConfig:
         the server (a local server on a new port is the same judge; give two servers that
         serve different models under one name different ``name``s)."""
         keep = ("backend", "model", "prompt_version", "rubric", "temperature")
-        d = {k: v for k, v in asdict(self).items() if k in keep}
+        d = {k: getattr(self, k) for k in keep}  # not asdict(): it copies every field, per call
         extra = {"max_tokens": self.max_tokens, "use_reference": self.use_reference}
         d = d | extra | {"structured": self.structured}
         # Sampling: another name is another sample (self-consistency, judge-vs-itself
@@ -230,9 +230,11 @@ class JudgeConfig:
         return config
 
 
-def cache_key(config: JudgeConfig, messages: list[dict]) -> str:
-    """Content key of one call: the same prompt to the same configuration is never re-paid."""
-    blob = json.dumps([config.fingerprint(), messages], sort_keys=True, ensure_ascii=False)
+def cache_key(config: JudgeConfig, messages: list[dict], repeat: int | None = None) -> str:
+    """Content key of one call: the same prompt to the same configuration is never re-paid.
+    ``repeat``: a repeat run's number (judges/repeat.py): keys of its own; None: the old keys."""
+    extra = {} if repeat is None else {"repeat": repeat}
+    blob = json.dumps([config.fingerprint() | extra, messages], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

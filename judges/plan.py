@@ -56,6 +56,9 @@ class Selection:
     skills: tuple[str, ...] = ()  # judge only these of each instance's skills (empty: all)
     items: tuple[tuple[str, str], ...] = ()  # explicit (instance_id, model) pairs
     limit: int | None = None
+    # A repeat run's number (judges/repeat.py): the same prompts asked again for a fresh sample,
+    # under cache keys of their own (config.cache_key), so nothing earlier answers them.
+    repeat: int | None = None
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,13 @@ def plan_run(
             config.max_tokens, ANSWER_TOKENS + FEEDBACK_TOKENS_PER_SKILL * len(item.skills)
         )
         calls.append(
-            Call(item, messages, cache_key(config, messages), chars // CHARS_PER_TOKEN, completion)
+            Call(
+                item,
+                messages,
+                cache_key(config, messages, sel.repeat),
+                chars // CHARS_PER_TOKEN,
+                completion,
+            )
         )
     keys = [c.cache_key for c in calls]
     with store.read() as con:

@@ -33,6 +33,7 @@ from judges.records import (
     recover,
     write_records,
 )
+from judges.repeat import repeat_source
 
 START_RUN = """
 INSERT INTO runs (run_id, judge, dataset, source, status, n_items)
@@ -160,11 +161,14 @@ class _Run:
                     f"'{cfg.judge}' already names a {row[0]} scorer ({row[1]}); its scores would "
                     "be replaced. Choose another name.",
                 )  # fmt: skip
-            con.execute(
-                UPSERT_RUN_JUDGE,
-                [cfg.judge, cfg.backend, cfg.model, cfg.prompt_version, cfg.params_json()],
-            )
-            source = f"judge run on {sel.dataset}"
+            if sel.repeat is None:  # a repeat keeps the judge's stored configuration as it is
+                con.execute(
+                    UPSERT_RUN_JUDGE,
+                    [cfg.judge, cfg.backend, cfg.model, cfg.prompt_version, cfg.params_json()],
+                )
+                source = f"judge run on {sel.dataset}"
+            else:
+                source = repeat_source(sel.dataset, sel.repeat, cfg.temperature)
             con.execute(
                 START_RUN, [self.run_id, cfg.judge, sel.dataset, source, len(self.plan.calls)]
             )
@@ -257,10 +261,7 @@ class _Run:
         pt, ct = int(pt or 0), int(ct or 0)  # a server may send null usage
         status, scores, rationale = "error", {}, None
         if error is None:
-            parsed = parse_judgment(text, item.skills, self.plan.scales)
-            status, scores, rationale, error = (
-                parsed.status, parsed.scores, parsed.rationale, parsed.error
-            )  # fmt: skip
+            status, scores, rationale, error = self._outcome(call, text)
         rec = CallRecord(
             self.run_id, item.dataset, item.instance_id, item.model, self.plan.config.judge,
             call.cache_key, text, rationale, status, error, latency, pt, ct, scores, cached,
@@ -285,6 +286,12 @@ class _Run:
         elif self.plan.config.backend != "transformers":
             s.cost_usd = None  # not in the price table: unknown, not free
         self._tick()
+
+    def _outcome(self, call: Call, text: str) -> tuple[str, dict, str | None, str | None]:
+        """(status, scores, rationale, error) of an answer: a judgment, parsed. A run of another
+        kind of call (judges/rewrite.py) reads its answers its own way here."""
+        p = parse_judgment(text, call.item.skills, self.plan.scales)
+        return p.status, p.scores, p.rationale, p.error
 
     def _journal(self, rec: CallRecord) -> None:
         """Journal one answer; if the journal cannot be written, stop calling at once and keep

@@ -3,6 +3,8 @@ skill, with the human–human ceiling, confusion, scatter, slices and the worst 
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from analysis.charts import agreement as agreement_charts
@@ -10,7 +12,7 @@ from analysis.charts.common import chart_config
 from analysis.core.errors import FinegrainError
 from analysis.stats.agreement import LABELS, STATISTICS
 from analysis.views import agreement, agreement_report, guidance_work, queues, scorers
-from pages.common import bind, cached, empty_state, filters, plain, show_error, store
+from pages.common import bind, cached, downloads, empty_state, filters, plain, show_error, store
 
 PNG = chart_config("agreement")  # the toolbar's PNG download, at twice the resolution
 # The sections below the charts, as tabs computed only when open (fixed labels: the open tab
@@ -91,13 +93,10 @@ st.caption(
 st.dataframe(agreement_report.people_wide(r, r.stats), hide_index=True, key="agr_table")
 with st.expander("Exact figures (long format)"):
     st.dataframe(agreement_report.exact_table(r), hide_index=True, key="agr_exact")
-    st.download_button(
-        "Download statistics (CSV)",
-        agreement_report.stats_csv(r),
-        file_name=f"agreement_{ds}.csv",
-        mime="text/csv",
-        key="agr_dl_stats",
-    )
+    downloads(
+        "Download statistics", partial(agreement_report.stats_csv, r), f"agreement_{ds}",
+        "agr_dl_stats",
+    )  # fmt: skip
 
 left, right = st.columns(2)
 left.plotly_chart(agreement_charts.confusion_heatmap(r, focus), key="agr_confusion", config=PNG)
@@ -143,13 +142,10 @@ if ceiling.open:
             st.dataframe(
                 agreement_report.ceiling_long(rc), hide_index=True, key="agr_ceiling_exact"
             )
-            st.download_button(
-                "Download the human ceiling (CSV)",
-                agreement_report.ceiling_csv(rc),
-                file_name=f"human_ceiling_{ds}.csv",
-                mime="text/csv",
-                key="agr_dl_ceiling",
-            )
+            downloads(
+                "Download the human ceiling", partial(agreement_report.ceiling_csv, rc),
+                f"human_ceiling_{ds}", "agr_dl_ceiling",
+            )  # fmt: skip
 
 if ranks.open:
     rr = cached(agreement.agreement)(q, sections=("ranks",))
@@ -174,12 +170,9 @@ if st.button("Add them to the re-judge queue", icon=":material/playlist_add:", k
         show_error(e)
     else:
         st.success(f"{added} responses added to the re-judge queue (see the Re-judge page).")
-st.download_button(
-    "Download the disagreement list (CSV)",
-    agreement_report.disagreements_csv(r),
-    file_name=f"disagreements_{ds}.csv",
-    mime="text/csv",
-    key="agr_dl_pairs",
-)
+downloads(
+    "Download the disagreement list", partial(agreement_report.disagreements_csv, r),
+    f"disagreements_{ds}", "agr_dl_pairs",
+)  # fmt: skip
 with st.expander("Items per skill (aligned, N/A on one side, scored by one side only)"):
     st.dataframe(agreement_report.counts_table(r), hide_index=True, key="agr_counts")

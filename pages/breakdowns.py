@@ -5,12 +5,15 @@ the open tab is computed and drawn (a switch reruns the page); the open tab is i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import streamlit as st
 
 from analysis.charts import breakdowns as charts
 from analysis.charts.common import chart_config
 from analysis.views import breakdowns, guidance_data
-from pages.common import bind, cached, empty_state, filters
+from pages.common import bind, cached, downloads, empty_state, filters
 
 PNG = chart_config("breakdowns")  # the toolbar's PNG download, at twice the resolution
 SECTIONS = (
@@ -37,15 +40,8 @@ bind("model", "bd_model", models)  # in the URL
 model = st.selectbox("Model for the heatmaps and the source-task table", models, key="bd_model")
 
 
-def _csv(data: bytes, name: str) -> None:
-    st.download_button(
-        f"Download CSV ({name})",
-        data,
-        file_name=f"{name}.csv",
-        mime="text/csv",
-        key=f"csv_{name}",
-        icon=":material/download:",
-    )
+def _csv(data: Callable[[str], bytes], name: str) -> None:
+    downloads(f"Download {name.replace('_', ' ')}", data, name, f"csv_{name}")
 
 
 bind("section", "bd_section", SECTIONS, absent=SECTIONS[0])  # the open tab, in the URL
@@ -60,7 +56,7 @@ if difficulty.open:
         st.plotly_chart(
             charts.difficulty_heatmap(levels, model), key="difficulty_heatmap", config=PNG
         )
-        _csv(breakdowns.table_csv(levels), "by_difficulty")
+        _csv(partial(breakdowns.table_csv, levels), "by_difficulty")
 
 if trends.open:
     with trends:
@@ -79,14 +75,14 @@ if domain.open:
         )
         domains = cached(breakdowns.by_domain)(f)
         st.plotly_chart(charts.domain_heatmap(domains, model), key="domain_heatmap", config=PNG)
-        _csv(breakdowns.table_csv(domains), "by_domain")
+        _csv(partial(breakdowns.table_csv, domains), "by_domain")
 
 if task.open:
     with task:
         st.caption("All skill scores of an instance pooled; click a column header to sort.")
         tasks = cached(breakdowns.by_source_task)(f)
         st.dataframe(breakdowns.task_table(tasks, model), hide_index=True, key="task_table")
-        _csv(breakdowns.table_csv(tasks), "by_source_task")
+        _csv(partial(breakdowns.table_csv, tasks), "by_source_task")
 
 if hard.open:
     with hard:
@@ -101,4 +97,4 @@ if hard.open:
             )
             st.plotly_chart(charts.hard_chart(table), key="hard_chart", config=PNG)
             st.dataframe(breakdowns.hard_table(table), hide_index=True, key="hard_table")
-            _csv(breakdowns.hard_csv(table), "hard_vs_full")
+            _csv(partial(breakdowns.hard_csv, table), "hard_vs_full")

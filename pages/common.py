@@ -66,6 +66,24 @@ def plain(text: str) -> str:
     return re.sub(r"(?i)(https?|www|@)", "\u2060\\1", text)
 
 
+# A table's downloads: CSV for spreadsheets, Parquet for pandas, DuckDB, Spark (typed columns).
+FILE_TYPES = {"csv": ("CSV", "text/csv"), "parquet": ("Parquet", "application/vnd.apache.parquet")}
+
+
+def downloads(label: str, data: Callable[[str], bytes], stem: str, key: str) -> None:
+    """The two download buttons of one table: ``data(fmt)`` gives its bytes ("csv" or
+    "parquet"); the CSV button keeps ``key``, the Parquet one is ``key``_parquet."""
+    for fmt, (name, mime) in FILE_TYPES.items():
+        st.download_button(
+            f"{label} ({name})",
+            data(fmt),
+            file_name=f"{stem}.{fmt}",
+            mime=mime,
+            key=key if fmt == "csv" else f"{key}_parquet",
+            icon=":material/download:",
+        )
+
+
 def show_error(e: FinegrainError) -> None:
     st.error(f"**{e.title}.** {plain(e.message)}")
 

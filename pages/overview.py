@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.charts import overview as charts
+from analysis.charts import report
 from analysis.charts.common import chart_config
 from analysis.core.errors import FinegrainError
 from analysis.core.taxonomy import ABILITIES
@@ -98,3 +99,31 @@ if cov.empty:
     empty_state(cached(guidance_data.instances)(f), key="coverage")
 else:
     st.plotly_chart(charts.coverage_heatmap(cov), key="coverage_chart", config=PNG)
+
+
+st.subheader("Report")
+st.caption(
+    "One HTML file of this view (the sidebar's dataset, judge and filters) to share: "
+    "provenance, leaderboard, radar, breakdowns, human vs judge and exemplar responses. It "
+    "opens offline in any browser, its charts stay interactive, and Print to PDF gives clean "
+    "pages."
+)
+if st.button("Download the report (HTML)", key="report_make", icon=":material/description:"):
+    bar = st.progress(0.0, text="Starting…")
+    try:
+        html = report.report(store(), f, progress=lambda x, label: bar.progress(x, text=label))
+    except FinegrainError as e:
+        show_error(e)
+    else:
+        st.download_button(
+            "Save the report",
+            html,
+            file_name=report.file_name(f, report.today()),
+            mime="text/html",
+            key="report_html",
+            on_click="ignore",  # a rerun would drop the file just made
+            icon=":material/download:",
+            type="primary",
+        )
+    finally:
+        bar.empty()

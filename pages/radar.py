@@ -5,6 +5,7 @@ only when open (its state in the URL: ``compare``)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import streamlit as st
 
@@ -12,7 +13,7 @@ from analysis.charts import radar as radar_charts
 from analysis.charts.common import chart_config
 from analysis.views import guidance_data, overview, radar
 from analysis.views.state import ALWAYS
-from pages.common import bind, cached, empty_state, filters, plain, url_has_link
+from pages.common import bind, cached, downloads, empty_state, filters, plain, url_has_link
 
 PNG = chart_config("radar")  # the toolbar's PNG download, at twice the resolution
 AXIS_KINDS = {"skill": "12 skills", "ability": "4 abilities"}
@@ -82,14 +83,7 @@ if show_pub and data.published_subset:
 with table_col:
     st.markdown(f"**Mean, 95% CI, n and N/A per {by} × model** · judge {plain(f.judge)}")
     st.dataframe(radar.display_table(data, by), hide_index=True, key="radar_table", height=420)
-    st.download_button(
-        "Download CSV",
-        radar.table_csv(data, by),
-        file_name="radar.csv",
-        mime="text/csv",
-        key="radar_csv",
-        icon=":material/download:",
-    )
+    downloads("Download", partial(radar.table_csv, data, by), "radar", "radar_csv")
 
 # The paired comparison (a bootstrap and an exact test per axis) is computed only while its
 # section is open; open or closed is in the URL (compare). A link that names the two models
@@ -127,11 +121,4 @@ with section:
         st.stop()
     st.plotly_chart(radar_charts.compare_chart(diff, a, b), key="compare_chart", config=PNG)
     st.dataframe(radar.compare_table(diff), hide_index=True, key="compare_table")
-    st.download_button(
-        "Download CSV",
-        radar.compare_csv(diff),
-        file_name=f"compare_{a}_{b}.csv",
-        mime="text/csv",
-        key="compare_csv",
-        icon=":material/download:",
-    )
+    downloads("Download", partial(radar.compare_csv, diff), f"compare_{a}_{b}", "compare_csv")

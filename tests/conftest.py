@@ -89,11 +89,24 @@ def empty_store(tmp_path: Path):
 
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The simulated demo, built once per session (copy it to modify: see ``app_db``)."""
+    """The simulated demo with its judge panel, as the app and ``finegrain demo`` build it,
+    once per session (copy it to modify: see ``app_db``)."""
+    from analysis.core.store import Store
+    from analysis.ingest.demo_panel import build_and_write_demo_with_panel
+
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    build_and_write_demo_with_panel(Store(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def base_demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base demo without its simulated judge panel (analysis/ingest/demo_panel.py): what
+    the golden files of tests/data/golden were written from, and must stay."""
     from analysis.core.store import Store
     from analysis.ingest.demo import build_and_write_demo
 
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    path = tmp_path_factory.mktemp("base_demo") / "demo.duckdb"
     build_and_write_demo(Store(path))
     return path
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -53,3 +54,22 @@ def progress_bar() -> tuple[Callable[[int, int, str], None], Callable[[], None]]
 def csv_list(text: str | None) -> tuple[str, ...]:
     """``"a, b,,c"`` → ``("a", "b", "c")``; None → ``()``."""
     return tuple(x.strip() for x in (text or "").split(",") if x.strip())
+
+
+def version() -> str:
+    """The running code's version: a checkout's pyproject.toml (a stale install in the same
+    environment must not answer for it), else the installed distribution's."""
+    import tomllib
+    from importlib import metadata
+
+    try:
+        with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
+            project = tomllib.load(f)["project"]
+        if project.get("name") == "finegrain":
+            return project["version"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        pass  # installed: no pyproject.toml beside the package
+    try:
+        return metadata.version("finegrain")
+    except metadata.PackageNotFoundError:
+        return "unknown"

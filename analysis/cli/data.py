@@ -19,10 +19,10 @@ FLASK_URL = "https://raw.githubusercontent.com/kaistAI/FLASK/main"
 def demo(db: str | None, seed: int, force: bool) -> None:
     """(Re)build the simulated demo dataset. Refuses when annotations or judging runs were
     added to it, unless --force."""
-    from analysis.ingest.demo import build_and_write_demo
+    from analysis.ingest.demo_panel import build_and_write_demo_with_panel
 
     store = open_store(db)
-    report = build_and_write_demo(store, seed=seed, force=force)
+    report = build_and_write_demo_with_panel(store, seed=seed, force=force)
     print_report(report, f"Simulated demo (seed {seed}) written to {store.path}")
 
 
@@ -75,7 +75,7 @@ class Scale(click.ParamType):
         return lo, hi
 
 
-@click.command("import-scores", short_help="Import long-format scores (CSV, JSONL or Parquet).")
+@click.command("import-scores", short_help="Import scores (CSV, JSONL, Parquet, an export).")
 @db_option
 @click.argument("file")
 @click.option("--judge", help="scorer name for every row (else a 'judge' column)")
@@ -109,7 +109,9 @@ def import_scores(
 ) -> None:
     """Import long-format scores from FILE (CSV, JSONL or Parquet): one row per instance, model,
     skill and score. Criteria belong to the dataset: the same name may have another scale in
-    another dataset."""
+    another dataset. FILE may also be a folder written by `finegrain export` (Parquet): it
+    brings its datasets, instances, responses, judges, runs, judgments and latest scores, so a
+    store can be rebuilt from an export (no other option applies to it)."""
     from analysis.ingest.score_files import import_scores as run_import
 
     store = open_store(db)
@@ -129,7 +131,11 @@ def import_scores(
 @click.command(short_help="Agreement between two scorers, or among raters.")
 @db_option
 @click.option("--dataset", required=True)
-@click.option("--a", help="a scorer's name, or kind:human / kind:llm (the kind's mean)")
+@click.option(
+    "--a",
+    help="a scorer's name, or kind:human / kind:llm (the kind's mean), or kind:llm:each (every "
+    "LLM judge in turn against --b kind:human: the judge leaderboard, one table)",
+)
 @click.option("--b", help="the other scorer or group")
 @click.option(
     "--raters",
@@ -152,11 +158,17 @@ def import_scores(
 def agreement(db: str | None, **kw: object) -> None:
     """Agreement between two scorers (--a, --b): Spearman, Kendall, Pearson, MAE, exact and
     within-1 agreement, weighted kappa and Krippendorff's alpha, each with a 95% CI; or
-    Krippendorff's alpha among any number of raters (--raters)."""
+    Krippendorff's alpha among any number of raters (--raters). With --a kind:llm:each --b
+    kind:human: every LLM judge against the humans, per skill, with the human ceiling (one row
+    per judge x skill x statistic)."""
     from analysis.core.errors import InputError
+    from analysis.views.judge_board_report import check_each
 
+    each = check_each(kw["a"], kw["b"], kw["by"], kw["raters"])
     store = open_store(db)
-    if kw["raters"]:
+    if each:
+        _board(store, **kw)
+    elif kw["raters"]:
         _raters(store, **kw)
     elif kw["a"] and kw["b"]:
         _pair(store, **kw)
@@ -177,6 +189,23 @@ def _raters(store, *, dataset, raters, skill, as_json, n_boot, seed, **_) -> Non
         return
     print(f"Krippendorff's alpha among {', '.join(raters)} on {dataset} (95% CI, n ratings)")
     print(report.text_table(frame))
+
+
+def _board(store, *, dataset, skill, level, as_json, n_boot, seed, **_) -> None:
+    import json
+
+    from analysis.core.filters import Filters
+    from analysis.views import judge_board_report as report
+    from analysis.views.judge_board import BoardQuery, judge_board
+
+    board = judge_board(store, BoardQuery(Filters(dataset), level, skill, n_boot, seed))
+    if as_json:
+        print(json.dumps(report.to_dict(board), indent=2))
+        return
+    print(f"Every LLM judge vs kind:human on {dataset}; correlations {level}; 95% CI")
+    print(report.text_table(board))
+    for note in report.notes(board):
+        print(f"note: {note}")
 
 
 def _pair(store, *, dataset, a, b, skill, level, by, as_json, n_boot, seed, **_) -> None:

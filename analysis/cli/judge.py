@@ -106,6 +106,23 @@ def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
               metavar="SECONDS", help="how long the end of a run waits for a store another "
               "process holds before leaving the answers in the journal")  # fmt: skip
 @click.option("--estimate-only", is_flag=True, help="print the estimate and stop")
+@click.option(
+    "--repeat-of",
+    metavar="JUDGE",
+    help="repeat run: ask this stored LLM judge again, with its stored configuration (only "
+    "--temperature, above 0, and where it runs may be given), on a sample of the items it scored "
+    "in --dataset; a new run whose scores supersede the older ones (kept as history), never "
+    "answered from the cache. Its stability is on the Judges page",
+)
+@click.option("--sample", type=click.IntRange(1), metavar="N",
+              help="with --repeat-of: how many of the items it scored (default: all)")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="with --repeat-of: the seed of the sample (a larger N extends it)")  # fmt: skip
+@click.option(
+    "--repeat", "repeat_number", type=click.IntRange(1), metavar="K",
+    help="with --repeat-of: the repeat's number (default: finish the latest repeat if it did not "
+    "complete, else start the next); the same number again reuses that repeat's answers",
+)  # fmt: skip
 @click.pass_context
 def judge(ctx: click.Context, db: str | None, config_file: str | None, **params: Any) -> int:
     """Score a dataset's responses with an LLM judge: print the estimate (calls, cache hits,
@@ -119,9 +136,55 @@ def judge(ctx: click.Context, db: str | None, config_file: str | None, **params:
       model: gpt-4o-mini
       temperature: 0.0
       base_url: http://localhost:8000/v1
+
+    \b
+    A repeat run of a judge (for its stability between runs):
+      finegrain judge --repeat-of "gpt-4o-mini (openai, flask-v1)" \\
+          --dataset demo --sample 200 --seed 0 --temperature 0.7
     """
+    if params["repeat_of"] is not None:
+        return _repeat(ctx, open_store(db), config_file, params)
+    typed = [f"--{REPEAT_FLAGS[k]}" for k in REPEAT_FLAGS if _typed(ctx, k)]
+    if typed:
+        raise click.UsageError(f"{' and '.join(typed)} go with --repeat-of JUDGE only.")
     config = judge_config(_given(ctx, params), config_file)
     return _run(open_store(db), config, params)
+
+
+# The options of a repeat run (the other run options still apply: --concurrency, --rpm, …).
+REPEAT_FLAGS = {"sample": "sample", "seed": "seed", "repeat_number": "repeat"}
+# What a repeat takes from the stored judge instead (its items are a sample of those it scored).
+NOT_WITH_REPEAT = {"models": "models", "skills": "skills", "limit": "limit"}
+
+
+def _typed(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) is not ParameterSource.DEFAULT
+
+
+def _repeat(ctx: click.Context, store: Any, config_file: str | None, p: Mapping[str, Any]) -> int:
+    from judges.repeat import RUNTIME_SETTINGS, plan_repeat
+
+    given = _given(ctx, p)
+    flags = {f.name: declaration.flag(f, s) for f, s in declaration.operator_settings()}
+    fixed = [f"--{flags[k]}" for k in given if k not in (*RUNTIME_SETTINGS, "temperature")]
+    fixed += [f"--{v}" for k, v in NOT_WITH_REPEAT.items() if _typed(ctx, k)]
+    fixed += ["--config"] if config_file else []
+    if fixed:
+        raise click.UsageError(
+            f"--repeat-of reuses the judge's stored configuration and samples the items it "
+            f"scored: {', '.join(fixed)} cannot be given with it (only --temperature, where it "
+            "runs: --base-url, --timeout, --api-key-env, --device, --batch-size, and the run "
+            "options)."
+        )
+    recovered = _recover(store)
+    rp = plan_repeat(
+        store, p["repeat_of"], p["dataset"], sample=p["sample"], seed=p["seed"],
+        temperature=given.get("temperature"), repeat=p["repeat_number"],
+        runtime={k: v for k, v in given.items() if k in RUNTIME_SETTINGS},
+        concurrency=p["concurrency"], prices=p["prices"],
+    )  # fmt: skip
+    header = f"Repeat of {rp.config.judge} on {p['dataset']}:"
+    return _go(store, rp.config, rp.selection, rp.plan, p, recovered, header, rp.lines())
 
 
 # Exit status when the run failed or answers are not in the store yet (2 is bad input).
@@ -130,21 +193,36 @@ NOT_ALL_STORED = 1
 
 def _run(store: Any, config: JudgeConfig, p: Mapping[str, Any]) -> int:
     from judges.plan import Selection, plan_run
-    from judges.records import recover
-    from judges.runner import RunOptions, run
 
     selection = Selection(
         p["dataset"], csv_list(p["models"]), csv_list(p["skills"]), limit=p["limit"]
     )
-    # Answers an earlier run left in its journal go into the store before anything else, so
-    # the estimate counts them as answered (and they are never paid for again).
-    recovered = 0
-    if store.exists():
-        store.ensure()  # an older store is upgraded before its journals are replayed into it
-        recovered = recover(store)
+    recovered = _recover(store)
     plan = plan_run(store, config, selection, concurrency=p["concurrency"], prices=p["prices"])
-    print(f"Judge {config.judge} on {p['dataset']}:")
-    for line in plan.estimate.lines():
+    return _go(store, config, selection, plan, p, recovered, f"Judge {config.judge} on "
+               f"{p['dataset']}:")  # fmt: skip
+
+
+def _recover(store: Any) -> int:
+    """Answers an earlier run left in its journal go into the store before anything else, so
+    the estimate counts them as answered (and they are never paid for again)."""
+    from judges.records import recover
+
+    if not store.exists():
+        return 0
+    store.ensure()  # an older store is upgraded before its journals are replayed into it
+    return recover(store)
+
+
+def _go(
+    store: Any, config: JudgeConfig, selection: Any, plan: Any, p: Mapping[str, Any],
+    recovered: int, header: str, intro: tuple[str, ...] | list[str] = (),
+) -> int:  # fmt: skip
+    """Print the estimate, then (unless --estimate-only) run with a progress bar."""
+    from judges.runner import RunOptions, run
+
+    print(header)
+    for line in [*intro, *plan.estimate.lines()]:
         print(f"  {line}")
     if p["estimate_only"]:
         return 0

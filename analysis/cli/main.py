@@ -11,34 +11,19 @@ import sys
 
 import click
 
+from analysis.cli.common import version
 from analysis.cli.data import agreement, demo, import_flask, import_scores
+from analysis.cli.export import export
 from analysis.cli.judge import judge
-from analysis.cli.serve import PACKAGE_PARENT, serve
+from analysis.cli.report import report
+from analysis.cli.serve import serve
+from analysis.cli.verbosity import verbosity
 from analysis.core.errors import FinegrainError, InputError
 
 INTERRUPTED = (
     "interrupted: an unfinished import wrote nothing; a judging run keeps every answer "
     "it received (run the same command again to finish it)."
 )
-
-
-def version() -> str:
-    """The running code's version: a checkout's pyproject.toml (a stale install in the same
-    environment must not answer for it), else the installed distribution's."""
-    import tomllib
-    from importlib import metadata
-
-    try:
-        with open(PACKAGE_PARENT / "pyproject.toml", "rb") as f:
-            project = tomllib.load(f)["project"]
-        if project.get("name") == "finegrain":
-            return project["version"]
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        pass  # installed: no pyproject.toml beside the package
-    try:
-        return metadata.version("finegrain")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -65,8 +50,9 @@ def cli() -> None:
     exits with status 2 and a one-paragraph message, leaving the store unchanged."""
 
 
-for _command in (demo, import_flask, import_scores, agreement, judge, serve):
+for _command in (demo, import_flask, import_scores, agreement, judge, verbosity, export, serve):
     cli.add_command(_command)
+cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,8 +15,9 @@ SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 # statement is idempotent), so a store made by an older version upgrades in place on first use.
 # 2: queue_items; 3: judgments.cache_key; 4: criteria per dataset (the `criteria` table, the
 # `dataset_skills` view; a v3 store's custom criteria move to the datasets that use them);
-# 5: score_sums (per model × instance sums the writes maintain; a v4 store's are filled in).
-SCHEMA_VERSION = "5"
+# 5: score_sums (per model × instance sums the writes maintain; a v4 store's are filled in);
+# 6: families (judge and model → family, for the Judges page's self-preference).
+SCHEMA_VERSION = "6"
 
 READ_SCHEMA_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 SET_SCHEMA_VERSION = "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)"
@@ -36,8 +37,15 @@ def apply(con) -> None:
     con.execute(SET_SCHEMA_VERSION, [SCHEMA_VERSION])
 
 
+def _version_row(con) -> tuple | None:
+    # Read whole: DuckDB refuses other work on a connection whose last result is unread
+    # (``fetchone`` leaves it open), and the caller's next statement may be a relation.
+    rows = con.execute(READ_SCHEMA_VERSION).fetchall()
+    return rows[0] if rows else None
+
+
 def is_current(con) -> bool:
-    row = con.execute(READ_SCHEMA_VERSION).fetchone()
+    row = _version_row(con)
     return row is not None and row[0] == SCHEMA_VERSION
 
 
@@ -45,7 +53,7 @@ def is_older(con) -> bool:
     """A Finegrain store written by an older version, to upgrade before it is read. False for
     a current store and for a file that is no Finegrain store (no version row to trust)."""
     try:
-        row = con.execute(READ_SCHEMA_VERSION).fetchone()
+        row = _version_row(con)
     except duckdb.Error:
         return False
     return row is not None and str(row[0]).isdigit() and int(row[0]) < int(SCHEMA_VERSION)

@@ -212,3 +212,15 @@ LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
 WHERE NOT EXISTS (SELECT 1 FROM score_sums)
 GROUP BY GROUPING SETS ((s.dataset, s.judge, s.model, s.instance_id, grp),
                         (s.dataset, s.judge, s.model, s.instance_id));
+
+-- v6: the family of each LLM judge and of each model ("openai", "anthropic", ...), which the
+-- Judges page's self-preference section reads: does a judge score its own family's models
+-- higher than the humans do? Edited by people (analysis/views/judge_family.py); a name without
+-- a row has no family and is left out of that comparison. Names are not foreign keys: a
+-- mapping may be written before the judge's or model's scores are imported.
+CREATE TABLE IF NOT EXISTS families (
+    kind VARCHAR NOT NULL CHECK (kind IN ('judge', 'model')),
+    name VARCHAR NOT NULL,
+    family VARCHAR NOT NULL,
+    PRIMARY KEY (kind, name)
+);

@@ -109,6 +109,8 @@ INSERT OR REPLACE INTO judges (judge, kind, backend, model, prompt_version, para
 VALUES (?, ?, ?, ?, ?, ?)
 """
 
+UPSERT_FAMILY = "INSERT OR REPLACE INTO families (kind, name, family) VALUES (?, ?, ?)"
+
 RUN_EXISTS = "SELECT 1 FROM runs WHERE run_id = ? AND status = 'complete'"
 
 INSERT_IMPORT_RUN = """
@@ -258,6 +260,9 @@ class Batch:
     runs: list[RunRecord] = field(default_factory=list)
     judgments: pd.DataFrame = field(default_factory=lambda: _frame(JUDGMENT_COLS))
     scores: pd.DataFrame = field(default_factory=lambda: _frame(SCORE_COLS))
+    # (kind 'judge'/'model', name, family) rows for the `families` table, each replacing the
+    # stored row of its (kind, name); every other name's family is left as it was.
+    families: list[tuple[str, str, str]] = field(default_factory=list)
     # "replace": the batch is authoritative for its instances/responses (FLASK files, demo);
     # "merge": fill in only what is missing (score files that mention instances in passing).
     mode: Literal["replace", "merge"] = "replace"
@@ -321,6 +326,8 @@ def write_batch(store: Store, batch: Batch, source: str = "") -> ImportReport:
                 UPSERT_JUDGE,
                 [j.judge, j.kind, j.backend, j.model, j.prompt_version, json.dumps(j.params)],
             )
+        if batch.families:
+            con.executemany(UPSERT_FAMILY, [list(r) for r in batch.families])
         new_runs = _write_runs(con, batch.runs, report)
         _write_scores(con, batch, new_runs)
         dropped = names if batch.replace_datasets else []

@@ -255,8 +255,11 @@ def _na_masks(rng: np.random.Generator, sk: np.ndarray, m: int, human: np.ndarra
 
 
 def simulate_scores(rng: np.random.Generator, inst: pd.DataFrame, human: np.ndarray) -> dict:
-    """Judge (N, M, 3) and annotator (3, H, M, 3) scores with NaN for N/A, plus the response
-    effects that lengths depend on."""
+    """Judge (N, M, 3) and annotator (3, H, M, 3) scores with NaN for N/A, the response
+    effects that lengths depend on, and what the demo panel's judges are built from: the true
+    quality and the judge's location (N, M, 3), the judge's noise SD per skill (12), the part
+    of its noise that follows length (N, M, 3: a property of the response, the same in every
+    run) and the variance share of the rest."""
     n, m = len(inst), len(MODELS)
     sk = np.stack(inst["skill_idx"].to_numpy())  # (N, 3)
     sd_t, sd_j, sd_h = _noise_sds()
@@ -277,13 +280,27 @@ def simulate_scores(rng: np.random.Generator, inst: pd.DataFrame, human: np.ndar
     targets, weights = _targets(inst, np.zeros(m))
     loc = _locations(targets, weights, np.full(12, _JUDGE_SD)).ravel()[cell] + offset
     judge = _pin(loc + true + judge_noise, cell, targets, ~na_j)
+    judge_loc = loc  # the judge's location per score: the demo panel's judges see it too
     shift = np.where(np.array(MODELS) == "gpt4", _SELF_PREFERENCE, 0.0)
     targets, weights = _targets(inst, shift)
     loc = _locations(targets, weights, np.hypot(sd_t, sd_h)).ravel()[cell] + offset
     noise_h = rng.standard_normal(na_h.shape) * sd_h[sk[human]][:, None]
     humans = _discretise(loc[human] + true[human] + _LENIENCY[:, None, None, None] + noise_h)
     judge[na_j], humans[na_h] = np.nan, np.nan
-    return {"judge": judge, "humans": humans, "length_eff": length_eff, "resp_eff": resp_eff}
+    return {
+        "judge": judge,
+        "humans": humans,
+        "length_eff": length_eff,
+        "resp_eff": resp_eff,
+        "true": true,
+        "judge_loc": judge_loc,
+        "judge_sd": sd_j,
+        "judge_length_noise": np.sqrt(_LENGTH_BIAS)
+        * sign
+        * length_eff[:, :, None]
+        * sd_j[sk][:, None, :],
+        "judge_free_share": 1 - _LENGTH_BIAS,
+    }
 
 
 def response_lengths(inst: pd.DataFrame, resp_eff: np.ndarray, length_eff: np.ndarray,

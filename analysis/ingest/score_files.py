@@ -48,6 +48,7 @@ from analysis.core.writer import (
     write_batch,
 )
 from analysis.ingest import score_columns as conv
+from analysis.ingest.export_folder import is_export, read_export
 from analysis.ingest.file_checks import utf8_name
 from analysis.ingest.score_checks import RowChecks, one
 from analysis.ingest.score_criteria import (
@@ -79,9 +80,12 @@ def import_scores(
     lenient: bool = False,
     out_of_scale: str = "error",
 ) -> ImportReport:
-    """Parse a score file and write it into ``store``: all or nothing, idempotent."""
+    """Parse a score file (or read an export folder) and write it into ``store``: all or
+    nothing, idempotent."""
     if store.exists():
         store.ensure()  # an older store upgrades first: the facts below read its current schema
+    if is_export(Path(path)):
+        return _import_export(store, Path(path), judge, kind, dataset, scale, lenient, out_of_scale)
     facts = read_store_facts(store)
     batch = parse_score_file(
         Path(path),
@@ -99,6 +103,19 @@ def import_scores(
     report = write_batch(store, batch, str(path))
     if report.already_imported_runs == len(batch.runs):
         report.notes.append("this file was imported before: nothing new was written")
+    return report
+
+
+def _import_export(store: Store, path: Path, *options: object) -> ImportReport:
+    """An export folder: the store's own tables, so no option that interprets a file applies."""
+    if any(o not in (None, False, "error") for o in options):
+        raise InputError(str(path), None, None, "an export folder brings its own datasets, "
+                         "judges, kinds and scales: import it without --judge, --kind, --dataset, "
+                         "--scale, --lenient or --out-of-scale")  # fmt: skip
+    batch = read_export(path)
+    report = write_batch(store, batch, str(path))
+    if report.already_imported_runs == len(batch.runs):
+        report.notes.append("this export was imported before: nothing new was written")
     return report
 
 

@@ -10,8 +10,6 @@ same scores again. Cached values are read, never modified, by the callers.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,7 +20,7 @@ import pyarrow as pa
 
 from analysis.core.filters import Filters, filter_sql
 from analysis.core.store import Store
-from analysis.stats.means import bootstrap_weights
+from analysis.views.memo import Memo, resamples
 from analysis.views.scorers import Scorer, apart, resolve, scorer_options, skill_order
 
 # Scores of the chosen scorers in the filtered slice, for agreement statistics (one row per
@@ -71,9 +69,7 @@ class Aligned:
         return self.extras[name]
 
 
-_cache: OrderedDict[tuple, Aligned] = OrderedDict()  # without resamples: any seed, any n_boot
-_weights: OrderedDict[tuple, np.ndarray] = OrderedDict()
-_lock = threading.Lock()
+_cache = Memo(_CACHED)  # without resamples: any seed, any n_boot
 
 
 def aligned(store: Store, q: Any) -> Aligned:
@@ -82,32 +78,12 @@ def aligned(store: Store, q: Any) -> Aligned:
     per store version, filters, scorers, criterion and responses, and the resamples apart, per
     (instances, resamples, seed)."""
     key = (str(store.path), store.version(), q.filters, q.a, q.b, q.skill, q.items)
-    prepared = _remember(_cache, key, lambda: _align(store, q))
+    prepared = _cache.get(key, lambda: _align(store, q))
     if prepared.pairs.empty:
         return prepared
     n = len(prepared.instances)
-    weights = _remember(_weights, (n, q.n_boot, q.seed), lambda: _resamples(n, q.n_boot, q.seed))
+    weights = resamples(n, q.n_boot, q.seed)
     return replace(prepared, weights=weights)
-
-
-def _resamples(n: int, n_boot: int, seed: int) -> np.ndarray:
-    weights = bootstrap_weights(n, n_boot, seed)
-    weights.flags.writeable = False  # shared by every caller of the cache
-    return weights
-
-
-def _remember(cache: OrderedDict, key: tuple, make: Any) -> Any:
-    """``cache[key]``, made on a miss; the least recently used of more than _CACHED go."""
-    with _lock:
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-    out = make()
-    with _lock:
-        cache[key] = out
-        while len(cache) > _CACHED:
-            cache.popitem(last=False)
-    return out
 
 
 def _align(store: Store, q: Any) -> Aligned:

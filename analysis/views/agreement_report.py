@@ -202,9 +202,9 @@ def ceiling_long(r: Agreement) -> pd.DataFrame:
     return for_people(_ceiling_rows(r), labels=r.labels or {}, headers=_CEILING_HEADERS)
 
 
-def ceiling_csv(r: Agreement) -> bytes:
-    """``ceiling_long`` as CSV, numbers at full precision."""
-    return people_csv(_ceiling_rows(r), labels=r.labels or {}, headers=_CEILING_HEADERS)
+def ceiling_csv(r: Agreement, fmt: str = "csv") -> bytes:
+    """``ceiling_long`` as CSV (or Parquet), numbers at full precision."""
+    return people_csv(_ceiling_rows(r), labels=r.labels or {}, headers=_CEILING_HEADERS, fmt=fmt)
 
 
 _CEILING_HEADERS = {
@@ -305,18 +305,18 @@ def exact_table(r: Agreement) -> pd.DataFrame:
     return for_people(_exact_rows(r), labels=r.labels or {}, headers={"scope": "Scope"})
 
 
-def stats_csv(r: Agreement) -> bytes:
-    """``exact_table`` as CSV, numbers at full precision."""
-    return people_csv(_exact_rows(r), labels=r.labels or {})
+def stats_csv(r: Agreement, fmt: str = "csv") -> bytes:
+    """``exact_table`` as CSV (or Parquet), numbers at full precision."""
+    return people_csv(_exact_rows(r), labels=r.labels or {}, fmt=fmt)
 
 
 def _pair_headers(r: Agreement) -> dict[str, str]:
     return {"a": f"A: {r.a.spec}", "b": f"B: {r.b.spec}"}
 
 
-def disagreements_csv(r: Agreement) -> bytes:
-    """Every aligned item, worst disagreement first; domains ``;``-joined."""
-    return people_csv(r.pairs, labels=r.labels or {}, headers=_pair_headers(r))
+def disagreements_csv(r: Agreement, fmt: str = "csv") -> bytes:
+    """Every aligned item, worst disagreement first; domains ``;``-joined (a list in Parquet)."""
+    return people_csv(r.pairs, labels=r.labels or {}, headers=_pair_headers(r), fmt=fmt)
 
 
 # ---------------------------------------------------------------- the page's other tables

@@ -92,14 +92,15 @@ def hard_table(table: pd.DataFrame) -> pd.DataFrame:
     return for_people(rows, labels=labels)
 
 
-def hard_csv(table: pd.DataFrame) -> bytes:
-    """``hard_table`` as CSV, numbers at full precision."""
+def hard_csv(table: pd.DataFrame, fmt: str = "csv") -> bytes:
+    """``hard_table`` as CSV (or Parquet), numbers at full precision."""
     rows, labels = split_labels(_hard_rows(table))
-    return people_csv(rows, labels=labels)
+    return people_csv(rows, labels=labels, fmt=fmt)
 
 
-def table_csv(table: pd.DataFrame) -> bytes:
+def table_csv(table: pd.DataFrame, fmt: str = "csv") -> bytes:
     """A breakdown (by difficulty, domain or source task) as CSV: skill labels (the dataset's),
-    source tasks by their proper names, readable headers, numbers at full precision."""
+    source tasks by their proper names, readable headers, numbers at full precision; or the
+    same as Parquet."""
     rows, labels = split_labels(table)
-    return people_csv(rows, labels=labels)
+    return people_csv(rows, labels=labels, fmt=fmt)

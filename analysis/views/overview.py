@@ -11,7 +11,7 @@ from analysis.core.errors import StoreBusyError
 from analysis.core.filters import FilterOptions, Filters, filter_sql
 from analysis.core.store import Store
 from analysis.core.taxonomy import ABILITIES, DIFFICULTY_LEVELS
-from analysis.ingest.demo import build_and_write_demo
+from analysis.ingest.demo_panel import build_and_write_demo_with_panel
 from analysis.stats.means import grouped_means
 from analysis.stats.ranks import MIN_INSTANCES
 from analysis.views.criteria import labels_in, with_labels
@@ -116,7 +116,7 @@ def ensure_data(store: Store) -> bool:
     with store.read() as con:
         empty = con.execute(COUNT_DATASETS).fetchone()[0] == 0
     if empty:
-        build_and_write_demo(store)
+        build_and_write_demo_with_panel(store)  # the base demo and its simulated judge panel
     return empty
 
 

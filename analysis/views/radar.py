@@ -399,14 +399,14 @@ def display_table(data: RadarData, by: str = "skill") -> pd.DataFrame:
     return for_people(rows, labels=_as_is(rows), headers=_axis_header(by))
 
 
-def table_csv(data: RadarData, by: str = "skill") -> bytes:
-    """``display_table`` as CSV, numbers at full precision."""
+def table_csv(data: RadarData, by: str = "skill", fmt: str = "csv") -> bytes:
+    """``display_table`` as CSV (or Parquet), numbers at full precision."""
     rows = _table_rows(data)
-    return people_csv(rows, labels=_as_is(rows), headers=_axis_header(by))
+    return people_csv(rows, labels=_as_is(rows), headers=_axis_header(by), fmt=fmt)
 
 
-def compare_csv(diff: pd.DataFrame) -> bytes:
+def compare_csv(diff: pd.DataFrame, fmt: str = "csv") -> bytes:
     """The paired comparison as CSV: readable headers, axis labels, full-precision numbers."""
     if "label" in diff.columns:  # the axis by its label, as the chart shows it
         diff = diff.drop(columns="axis").rename(columns={"label": "axis"})
-    return people_csv(diff, labels=_as_is(diff))
+    return people_csv(diff, labels=_as_is(diff), fmt=fmt)

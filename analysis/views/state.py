@@ -16,6 +16,8 @@ and each page adds its own picks (repeated = the parameter appears once per valu
                   compare (1 = the comparison open), ca, cb (the two models compared)
     Breakdowns    model (the heatmaps' model), section (the open tab)
     Human vs j.   a, b (scorers: a judge or kind:human / kind:llm), level, skill, stat, by
+    Judges        section (the open tab), stat, level (the leaderboard's statistic and level),
+                  alpha (Stability's α level)
     Samples       q (search text), in (fields searched, repeated), skill, sort,
                   instance + model (the response shown in the detail view)
     Annotate      annotator
@@ -80,6 +82,23 @@ PAGE_PARAMS: dict[str, tuple[Param, ...]] = {
         Param("stat", "statistic"),
         Param("by", "slice"),
         Param("section", "section"),
+    ),
+    # Each section adds its own picks here (its widgets' keys start with jd_).
+    "judges": (
+        Param("section", "section"),
+        Param("stat", "statistic"),
+        Param("level", "level"),
+        Param("alpha", "stability's α level"),  # Stability: ordinal or interval
+        # Length bias: correlation method, level shown, the scatter's scorer and criterion;
+        # Self-preference: the reference (humans or the other judges).
+        Param("method", "correlation method"),
+        Param("lblevel", "length-bias level"),
+        Param("lbscorer", "scatter scorer"),
+        Param("lbskill", "scatter criterion"),
+        Param("spref", "self-preference reference"),
+        # Leniency: the distributions' criterion; Failures: the rates' criterion.
+        Param("lnskill", "distribution criterion"),
+        Param("flskill", "failures criterion"),
     ),
     "samples": (
         Param("q", "search"),

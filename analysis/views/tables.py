@@ -318,10 +318,34 @@ def people_csv(
     *,
     labels: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
+    fmt: str = "csv",
 ) -> bytes:
     """The CSV twin of ``for_people(frame, labels=…, headers=…)``: the same rows, columns,
-    labels and headers, numbers at full precision (``csv_bytes``)."""
-    return csv_bytes(for_people(frame, labels=labels, headers=headers, text=False))
+    labels and headers, numbers at full precision (``csv_bytes``); ``fmt="parquet"``: the
+    same table as Parquet (``parquet_bytes``)."""
+    table = for_people(frame, labels=labels, headers=headers, text=False)
+    return parquet_bytes(table) if fmt == "parquet" else csv_bytes(table)
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """Parquet for pandas, DuckDB, Spark…: the rows and headers of ``csv_bytes``, typed
+    (numbers stay numbers, lists stay lists). Nothing is neutralised: no spreadsheet runs a
+    Parquet cell. A column mixing numbers and text is written as text."""
+    import io
+
+    out = frame.reset_index(drop=True)
+    out.columns = [str(c) for c in out.columns]
+    for col in out.columns:
+        if out[col].dtype == object and _mixed(out[col]):
+            out[col] = out[col].map(lambda v: None if _missing(v) else str(v))
+    buf = io.BytesIO()
+    out.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def _mixed(series: pd.Series) -> bool:
+    kinds = {type(v) for v in series if not _is_list(v) and not _missing(v)}
+    return len(kinds) > 1 and not kinds <= {int, float, np.int64, np.float64}
 
 
 def neutralise(value: Any) -> Any:

@@ -14,7 +14,10 @@ from analysis.cli.main import main, version
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "numpy", "scipy", "duckdb", "openai", "streamlit", "judges.runner", "tqdm")
-COMMANDS = ("agreement", "demo", "import-flask", "import-scores", "judge", "serve")
+COMMANDS = (
+    "agreement", "demo", "export", "import-flask", "import-scores", "judge", "report", "serve",
+    "verbosity",
+)  # fmt: skip
 
 
 def _imported_after(args: list[str]) -> tuple[list[str], str, int]:

@@ -120,7 +120,7 @@ def test_v3_store_upgrades_in_place_keeping_every_row(v3):
     v3.ensure()
     assert query(v3, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (schema.SCHEMA_VERSION,)]  # fmt: skip
-    assert schema.SCHEMA_VERSION == "5"
+    assert schema.SCHEMA_VERSION == "6"
     assert rows(v3) == before  # every score (history and N/A too), judgment, queue item ...
     # Each custom criterion is attached to every dataset that uses it, texts and scale copied.
     assert query(v3, "SELECT * FROM criteria ORDER BY ALL") == [
@@ -199,7 +199,7 @@ def test_a_read_only_command_upgrades_an_old_store_first(v3, tmp_path):
     )  # fmt: skip
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert "coherence" in out.stdout
-    assert query(v3, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+    assert query(v3, "SELECT value FROM meta WHERE key = 'schema_version'") == [("6",)]
     data = radar.radar_data(Store(v3.path), Filters("beta", "h")).table
     assert data[["axis", "mean", "scale_min", "scale_max"]].values.tolist() == [
         ["coherence", 2.5, 1.0, 3.0]]  # fmt: skip

@@ -100,7 +100,7 @@ def test_radar_default_four_models_overlaid_and_compared(db, monkeypatch):
     assert diff["A − B [95% CI]"].str.match(r"^-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]$").all()
     compare = next(f for t, f in figs.items() if "paired difference" in t)
     assert len(_arr(compare["data"][0]["x"])) == 12
-    assert any(b.label == "Download CSV" for b in at.get("download_button"))
+    assert any(b.label == "Download (CSV)" for b in at.get("download_button"))
 
 
 def test_a_link_naming_two_models_opens_the_comparison_and_closing_it_is_kept(db):

@@ -66,7 +66,18 @@ PAGES = {
         "csv_hard_vs_full",
     },
     "pages/agreement.py": {"agr_dl_stats", "agr_dl_pairs", "agr_dl_ceiling"},
+    # On this store (one LLM judge, two humans, no family mapping, no repeat run, no verbosity
+    # check): Self-preference, Stability and Verbosity show their empty states, not a table;
+    # their downloads are checked in tests/pages/test_judges_*.py.
+    "pages/judges.py": {"jd_dl_board", "jd_ln_dl", "jd_ln_dist_dl", "jd_fl_dl", "jd_lb_dl"},
+    "pages/overview.py": set(),  # the report's Save button comes only after a click
 }
+# The Judges page draws each tab from its own module (pages/judges_*.py): their downloads are
+# the page's.
+JUDGES_SECTIONS = (
+    "Leaderboard", "Leniency", "Failures", "Length bias", "Self-preference", "Stability",
+    "Verbosity",
+)  # fmt: skip
 
 
 def _clip(v: int) -> int:
@@ -171,18 +182,26 @@ def open_sections(page: str) -> list[AppTest]:
         return [open_page(page), open_page(page, {"agr_section": "Human ceiling"})]
     if page == "pages/radar.py":
         return [open_page(page, {"radar_compare": True})]
+    if page == "pages/judges.py":
+        return [open_page(page, {"jd_section": name}) for name in JUDGES_SECTIONS]
     if page != "pages/breakdowns.py":
         return [open_page(page)]
     return [open_page(page, {"bd_section": name}) for name in BREAKDOWN_SECTIONS]
 
 
-def downloads(at: AppTest, files: dict[str, bytes]) -> dict[str, pd.DataFrame]:
-    """{button key: its CSV parsed by pandas}; "NA"/"None" stay text, only "" is missing."""
+def downloads(at: AppTest, files: dict[str, bytes], fmt: str = "csv") -> dict[str, pd.DataFrame]:
+    """{button key: its CSV parsed by pandas}; "NA"/"None" stay text, only "" is missing.
+    ``fmt="parquet"``: the Parquet twins instead ({CSV key: the Parquet file read back})."""
     out = {}
     for button in at.get("download_button"):
         key = button.proto.id.split("-", 2)[-1]
         data = files[Path(button.proto.url).stem]
-        out[key] = pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[""])
+        if key.endswith("_parquet") != (fmt == "parquet"):
+            continue
+        if fmt == "parquet":
+            out[key.removesuffix("_parquet")] = pd.read_parquet(io.BytesIO(data))
+        else:
+            out[key] = pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[""])
     return out
 
 
@@ -386,9 +405,10 @@ def test_every_download_parses_back_and_is_neutralised(evil, files):
 def test_every_page_with_a_download_is_covered():
     """A new download button on any page must be added to PAGES (and so to the test above)."""
     with_buttons = {
-        f"pages/{p.name}"
+        "pages/judges.py" if p.name.startswith("judges_") else f"pages/{p.name}"
         for p in (REPO / "pages").glob("*.py")
-        if "download_button(" in p.read_text()
+        if p.name != "common.py"  # defines ``downloads``, the two buttons of a table
+        and ("download_button(" in p.read_text() or "downloads(" in p.read_text())
     }
     assert with_buttons == set(PAGES)
 
@@ -428,3 +448,56 @@ def test_source_tasks_by_their_proper_names(evil):
     assert sorted(tasks.options) == sorted(["-cmd", "@SUM(A1)", "GSM8K", "Koala", "MBPP"])
     shown = table_with(at, "Source task", without=("Model",))
     assert set(shown["Source task"]) == {"-cmd", "@SUM(A1)", "GSM8K", "Koala", "MBPP"}
+
+
+def as_spreadsheet_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """What the CSV twin of a typed frame holds: lists ``;``-joined, formula text neutralised."""
+    out = frame.copy()
+    for col in out.columns:
+        if pd.api.types.is_object_dtype(out[col]) or pd.api.types.is_string_dtype(out[col]):
+            out[col] = (
+                out[col]
+                .astype(object)
+                .map(lambda v: ";".join(map(str, v)) if isinstance(v, list | np.ndarray) else v)
+            )
+            out[col] = out[col].map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA) else v
+            )
+    return out.replace("", np.nan)
+
+
+def test_every_table_also_downloads_as_typed_parquet(evil, files):
+    """Each CSV download has a Parquet twin: the same headers and rows, numbers as numbers,
+    lists as lists, text as typed (no leading ')."""
+    for page, keys in PAGES.items():
+        csv: dict[str, pd.DataFrame] = {}
+        parquet: dict[str, pd.DataFrame] = {}
+        for run in open_sections(page):
+            csv |= downloads(run, files)
+            parquet |= downloads(run, files, "parquet")
+        assert set(parquet) == set(csv) == keys, page
+        for key, typed in parquet.items():
+            assert list(typed.columns) == list(csv[key].columns), key
+            numbers = [c for c in typed.columns if pd.api.types.is_numeric_dtype(typed[c])]
+            # Typed: what reads back from the CSV as numbers is numbers (ids stay text).
+            read_as_numbers = {  # an all-blank column reads as numbers from any CSV
+                c
+                for c in csv[key].columns
+                if pd.api.types.is_numeric_dtype(csv[key][c]) and csv[key][c].notna().any()
+            }
+            assert read_as_numbers - {"Instance"} <= set(numbers), key
+            text = csv[key].copy()
+            for col in typed.columns:  # ids are text in Parquet; pandas reads "1" as 1 from CSV
+                if not pd.api.types.is_numeric_dtype(typed[col]):
+                    text[col] = text[col].map(lambda v: v if pd.isna(v) else str(v))
+            pd.testing.assert_frame_equal(
+                as_spreadsheet_text(typed), text, check_dtype=False, obj=key
+            )
+    domains = parquet_domains(files)
+    assert ["+1", "Math"] in domains  # a list stays a list, its text as typed
+
+
+def parquet_domains(files: dict[str, bytes]) -> list[list[str]]:
+    run = open_sections("pages/agreement.py")[0]
+    pairs = downloads(run, files, "parquet")["agr_dl_pairs"]
+    return [list(v) for v in pairs["Domains"]]

@@ -12,7 +12,7 @@ from pandas.testing import assert_frame_equal
 
 from analysis.core.filters import Filters
 from analysis.core.store import Store
-from analysis.views import agreement_data
+from analysis.views import agreement_data, memo
 from analysis.views.agreement import AgreementQuery, agreement
 
 DEMO_A = "gpt-4 (simulated)"
@@ -21,7 +21,7 @@ SECTIONS = ("stats", "slices", "ceiling", "ranks", "pairs", "counts")
 
 def _clear() -> None:
     agreement_data._cache.clear()
-    agreement_data._weights.clear()
+    memo._RESAMPLES.clear()
 
 
 @pytest.fixture

@@ -28,9 +28,10 @@ def _generator():
 
 
 @pytest.fixture(scope="module")
-def current(demo_db, tmp_path_factory):
+def current(base_demo_db, tmp_path_factory):
     gen = _generator()
-    stores = gen.build_stores(tmp_path_factory.mktemp("golden"), demo_db)
+    # The base demo (no judge panel): the golden values were written from it.
+    stores = gen.build_stores(tmp_path_factory.mktemp("golden"), base_demo_db)
     return gen.snapshot(stores)
 
 

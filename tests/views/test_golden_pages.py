@@ -26,13 +26,13 @@ def _maker():
 
 
 @pytest.fixture(scope="module")
-def current(demo_db: Path, flask_db: Path, tmp_path_factory) -> dict:
+def current(base_demo_db: Path, flask_db: Path, tmp_path_factory) -> dict:
     make = _maker()
     tmp = tmp_path_factory.mktemp("golden")
     shutil.copy(flask_db, tmp / "flask.duckdb")
     flask = Store(tmp / "flask.duckdb")
     make.add_generated(flask, tmp)
-    return make.compute(Store(demo_db), flask)
+    return make.compute(Store(base_demo_db), flask)  # the base demo, without the judge panel
 
 
 @pytest.fixture(scope="module")
