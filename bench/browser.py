@@ -62,6 +62,7 @@ PAGES = {
     "radar": ("Skill radar", 1),  # the paired comparison is a section, closed on arrival
     "breakdowns": ("Breakdowns", 1),  # only the open tab is drawn
     "agreement": ("Human vs judge", 3),
+    "judges": ("Judges", 1),  # the open tab only: the leaderboard's heatmap
     "samples": ("Samples", 0),
     "annotate": ("Annotate", 0),
     "rejudge": ("Re-judge", 0),
