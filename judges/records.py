@@ -70,7 +70,8 @@ WHERE NOT EXISTS (SELECT 1 FROM judgments j
 SUPERSEDE_PENDING_SCORES = """
 UPDATE scores SET superseded = true
 FROM (SELECT DISTINCT p.dataset, p.instance_id, p.model, p.judge, p.skill, r.started_at
-      FROM pending_scores p JOIN runs r USING (run_id)) b
+      FROM pending_scores p JOIN runs r USING (run_id)
+      WHERE r.repeat_number IS NULL) b  -- a repeat run's answers are history: they hide nothing
 WHERE NOT scores.superseded
   AND scores.dataset = b.dataset AND scores.instance_id = b.instance_id
   AND scores.model = b.model AND scores.judge = b.judge AND scores.skill = b.skill
@@ -83,11 +84,13 @@ INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_i
                     superseded)
 SELECT s.dataset, s.instance_id, s.model, s.judge, s.skill, s.score::DOUBLE, j.judgment_id,
        s.run_id,
-       -- still current: a newer run's score for the same key (left by the update above)
+       -- still current: a newer run's score for the same key (left by the update above);
+       -- or a repeat run's answer, history from the start (schema.sql, v6)
        EXISTS (SELECT 1 FROM scores x
                WHERE NOT x.superseded AND x.dataset = s.dataset
                  AND x.instance_id = s.instance_id AND x.model = s.model
                  AND x.judge = s.judge AND x.skill = s.skill)
+       OR s.run_id IN (SELECT run_id FROM runs WHERE repeat_number IS NOT NULL)
 FROM pending_scores s
 JOIN judgments j ON j.run_id = s.run_id AND j.dataset = s.dataset
  AND j.instance_id = s.instance_id AND j.model = s.model

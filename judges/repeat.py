@@ -2,8 +2,9 @@
 fresh sample of its answers. Its stability (Krippendorff's α between its runs) is read from the
 runs' scores by analysis/views/judge_stability.py.
 
-A repeat is an ordinary run of the same runner (new run_id; its scores supersede the older ones,
-whose rows stay as history), with three differences:
+A repeat is an ordinary run of the same runner (a new run_id, marked ``runs.repeat_number``,
+whose scores are history from the start: the judge's current scores, and every page but
+Stability, never mix in resampled answers), with three differences:
 - the judge's stored configuration is reused (backend, model, prompt, rubric, parameters); only
   the temperature may change, and it must be above 0 (a repeat at 0 measures nothing);
 - the prompts are rebuilt and checked byte for byte against the original call (its stored cache

@@ -137,7 +137,10 @@ def rewriter_config(values: dict, source: str, *, visitor: bool = False) -> Judg
 
 
 def derived_name(dataset: str, rewriter: JudgeConfig) -> str:
-    return f"{dataset}{VERBOSE_TAG} ({rewriter.model})"
+    """The rewrites' dataset: one per rewriting model, so two rewriters never mix (a local
+    model of the same name as an API model is another rewriter: its backend is named)."""
+    who = rewriter.model if rewriter.backend == "openai" else f"{rewriter.backend}/{rewriter.model}"
+    return f"{dataset}{VERBOSE_TAG} ({who})"
 
 
 def source_text(dataset: str, rewriter: JudgeConfig) -> str:
@@ -236,7 +239,7 @@ class _RewriteRun(_Run):
             con.execute(COPY_INSTANCES, [derived, self.source, instances])
             run_source = f"verbosity rewrite of {self.source}"
             con.execute(
-                START_RUN, [self.run_id, cfg.judge, derived, run_source, len(self.plan.calls)]
+                START_RUN, [self.run_id, cfg.judge, derived, run_source, len(self.plan.calls), None]
             )
 
     def _outcome(self, call: Call, text: str) -> tuple[str, dict, str | None, str | None]:

@@ -36,8 +36,8 @@ from judges.records import (
 from judges.repeat import repeat_source
 
 START_RUN = """
-INSERT INTO runs (run_id, judge, dataset, source, status, n_items)
-VALUES (?, ?, ?, ?, 'running', ?)
+INSERT INTO runs (run_id, judge, dataset, source, status, n_items, repeat_number)
+VALUES (?, ?, ?, ?, 'running', ?, ?)
 """
 
 FINISH_RUN = """
@@ -170,7 +170,8 @@ class _Run:
             else:
                 source = repeat_source(sel.dataset, sel.repeat, cfg.temperature)
             con.execute(
-                START_RUN, [self.run_id, cfg.judge, sel.dataset, source, len(self.plan.calls)]
+                START_RUN,
+                [self.run_id, cfg.judge, sel.dataset, source, len(self.plan.calls), sel.repeat],
             )
 
     def _reuse_cached(self) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from analysis.core.errors import FinegrainError, InputError, NotFoundError
@@ -150,7 +151,11 @@ def _judge(store, req: CheckRequest, phase: str, progress, cancel) -> RunSummary
 
 
 def run_check(
-    store: Store, req: CheckRequest, *, progress=None, cancel: threading.Event | None = None
+    store: Store,
+    req: CheckRequest,
+    *,
+    progress: Callable[[str, RunSummary], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> CheckResult:
     """Rewrite, then judge the originals and the rewrites (blocking). ``progress(phase,
     summary)`` is called as answers arrive. A cancel stops after the running phase's answers

@@ -42,7 +42,7 @@ def leniency(f: Filters) -> None:
         "Share of each score and of N/A per scorer, on the items the humans labelled; the "
         "humans' bar pools every annotator's scores."
     )
-    skills = [s for s in r.skills if s in set(r.dist["skill"])]
+    skills = jl.dist_skills(r)
     bind("lnskill", f"jd_ln_skill::{f.dataset}", skills, default=skills[0])
     skill = st.selectbox("Skill", skills, key=f"jd_ln_skill::{f.dataset}",
                          format_func=lambda s: r.labels.get(s, s))  # fmt: skip
@@ -64,7 +64,7 @@ def failures(f: Filters) -> None:
     if r.empty is not None:
         empty_state(r.empty, key="jd_fl")
         return
-    options = [None, *r.rates["skill"].dropna().unique()]
+    options = jf.rate_skills(r)
     labels = jf.rate_labels(r)
     bind("flskill", f"jd_fl_skill::{f.dataset}", options, absent=None)
     skill = st.selectbox("Skill", options, key=f"jd_fl_skill::{f.dataset}",

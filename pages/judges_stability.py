@@ -26,8 +26,9 @@ def draw(f: Filters) -> None:
     st.caption(
         "Does a judge give the same scores when asked the same question again? Krippendorff's "
         "α between its runs (the runs are the raters) on the items scored in two or more of "
-        "them, every run's scores included (a newer run supersedes the older scores but keeps "
-        "them). Beside it the humans' α among themselves, and FLASK's α of GPT-4 over three "
+        "them, every run's scores included (a repeat's scores are history: the judge's current "
+        "scores, which the other tabs show, stay as they were). Beside it the humans' α among "
+        "themselves, and FLASK's α of GPT-4 over three "
         "runs at temperature 1.0. N/A is no score. 95% CIs resample instances."
     )
     levels = list(view.LEVELS)

@@ -88,7 +88,7 @@ def _published(result: Stability, keys: list) -> go.Scatter | None:
 
 
 def _flagged(result: Stability, keys: list, level: str, offsets: dict) -> go.Scatter | None:
-    t = result.table[result.table["unstable"].astype(bool)]
+    t = result.table[result.table[f"unstable_{level}"].astype(bool)]
     if t.empty:
         return None
     x = np.concatenate([_positions(r, keys, offsets[j]) for j, r in t.groupby("judge")])

@@ -111,7 +111,8 @@ def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
     metavar="JUDGE",
     help="repeat run: ask this stored LLM judge again, with its stored configuration (only "
     "--temperature, above 0, and where it runs may be given), on a sample of the items it scored "
-    "in --dataset; a new run whose scores supersede the older ones (kept as history), never "
+    "in --dataset; a new run whose scores are kept as history (the judge's current scores stay "
+    "as they are), never "
     "answered from the cache. Its stability is on the Judges page",
 )
 @click.option("--sample", type=click.IntRange(1), metavar="N",

@@ -224,3 +224,9 @@ CREATE TABLE IF NOT EXISTS families (
     family VARCHAR NOT NULL,
     PRIMARY KEY (kind, name)
 );
+
+-- v6: a repeat run (the Judges page's Stability: a judge asked again at temperature > 0 on
+-- items it scored) has its number here. Its scores are history from the moment they are
+-- written (superseded), so the judge's current scores, and every page but Stability, never
+-- mix in resampled answers. NULL: any other run.
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeat_number INTEGER;

@@ -115,8 +115,8 @@ RUN_EXISTS = "SELECT 1 FROM runs WHERE run_id = ? AND status = 'complete'"
 
 INSERT_IMPORT_RUN = """
 INSERT OR REPLACE INTO runs (run_id, judge, dataset, source, started_at, finished_at, status,
-                  n_items, n_ok, n_failed, prompt_tokens, completion_tokens)
-VALUES (?, ?, ?, ?, current_timestamp, current_timestamp, 'complete', ?, ?, ?, ?, ?)
+                  n_items, n_ok, n_failed, prompt_tokens, completion_tokens, repeat_number)
+VALUES (?, ?, ?, ?, current_timestamp, current_timestamp, 'complete', ?, ?, ?, ?, ?, ?)
 """
 
 INSERT_JUDGMENTS = """
@@ -128,18 +128,21 @@ FROM batch_judgments
 """
 
 # A newer run replaces the current score of each key it scores; older rows stay as history.
+# A repeat run's scores are history at once (schema.sql, v6): they replace nothing.
 SUPERSEDE_SCORES = """
 UPDATE scores SET superseded = true
-FROM (SELECT DISTINCT dataset, instance_id, model, judge, skill FROM batch_scores) b
+FROM (SELECT DISTINCT dataset, instance_id, model, judge, skill FROM batch_scores
+      WHERE run_id IN (SELECT run_id FROM runs WHERE repeat_number IS NULL)) b
 WHERE NOT scores.superseded
   AND scores.dataset = b.dataset AND scores.instance_id = b.instance_id
   AND scores.model = b.model AND scores.judge = b.judge AND scores.skill = b.skill
 """
 
 INSERT_SCORES = """
-INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id)
+INSERT INTO scores (dataset, instance_id, model, judge, skill, score, judgment_id, run_id,
+                    superseded)
 SELECT s.dataset, s.instance_id, s.model, s.judge, s.skill, s.score::DOUBLE, j.judgment_id,
-       s.run_id
+       s.run_id, s.run_id IN (SELECT run_id FROM runs WHERE repeat_number IS NOT NULL)
 FROM batch_scores s
 LEFT JOIN judgments j
   ON j.run_id = s.run_id AND j.dataset = s.dataset AND j.instance_id = s.instance_id
@@ -189,6 +192,7 @@ class RunRecord:
     n_failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    repeat_number: int | None = None  # a repeat run: its scores are history (schema.sql, v6)
 
 
 @dataclass
@@ -387,20 +391,9 @@ def _write_runs(con, runs: list[RunRecord], report: ImportReport) -> list[str]:
         if con.execute(RUN_EXISTS, [r.run_id]).fetchone():
             report.already_imported_runs += 1
             continue
-        con.execute(
-            INSERT_IMPORT_RUN,
-            [
-                r.run_id,
-                r.judge,
-                r.dataset,
-                r.source,
-                r.n_items,
-                r.n_ok,
-                r.n_failed,
-                r.prompt_tokens,
-                r.completion_tokens,
-            ],
-        )
+        row = [r.run_id, r.judge, r.dataset, r.source, r.n_items, r.n_ok, r.n_failed,
+               r.prompt_tokens, r.completion_tokens, r.repeat_number]  # fmt: skip
+        con.execute(INSERT_IMPORT_RUN, row)
         new.append(r.run_id)
     return new
 

@@ -16,8 +16,9 @@ to 1..5. The biases, fixed here and stated in each judge's ``params``:
 - ``claude-judge (simulated)``: +0.7 on every skill of the responses of ``claude_v1`` only.
 - A repeat run of ``gpt-4 (simulated)`` (temperature > 0) on 300 instances: the annotators'
   200 and 100 others. Same truth and the same length-tracking part of its noise (a property
-  of the response), fresh noise otherwise. Written after the base demo, so the writer marks the
-  earlier scores of those items superseded (history kept, as a re-judge does).
+  of the response), fresh noise otherwise. A repeat run (``runs.repeat_number`` 1): its scores
+  are history from the start, so the judge's current scores stay the base demo's and only the
+  Stability section reads the repeat.
 
 Each judge has its share of unparseable outputs (``failed``) and of failed calls (``error``:
 no output, no score), so the Failures section has data. The families of the judges and models
@@ -28,7 +29,7 @@ the base demo stays what it was, row for row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -235,9 +236,14 @@ def build_panel(seed: int) -> Batch:
     rng = np.random.default_rng([seed, _PANEL_STREAM])
     source = f"simulated panel (seed {seed})"
     parts = [_run(w, w.human, j, f"demo-{seed}-{j.name}", source, rng) for j in JUDGES]
-    parts.append(_run(w, repeat_rows(w, rng), REPEAT, f"demo-{seed}-{JUDGE}-{REPEAT_RUN_SUFFIX}",
-                      f"simulated repeat run (seed {seed}, temperature {REPEAT_TEMPERATURE})",
-                      rng))  # fmt: skip
+    # Named as judges/repeat.py names a repeat (a later one from the app is number 2), and
+    # marked as one: its scores are history, so gpt-4 (simulated)'s current scores stay the
+    # base demo's.
+    judgments, scores, run = _run(
+        w, repeat_rows(w, rng), REPEAT, f"demo-{seed}-{JUDGE}-{REPEAT_RUN_SUFFIX}",
+        f"repeat 1 on {DEMO_DATASET} at temperature {REPEAT_TEMPERATURE:g}", rng,
+    )  # fmt: skip
+    parts.append((judgments, scores, replace(run, repeat_number=1)))
     judges = [JudgeRecord(j.name, "llm", "simulation", j.model, "flask-skill-specific",
                           {"simulated": True, "seed": seed, "simulated_bias": j.bias})
               for j in JUDGES]  # fmt: skip

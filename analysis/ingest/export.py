@@ -19,6 +19,7 @@ replaced ones). Judge parameters are exported as stored: the store never holds a
 The export is written to a temporary folder beside OUT and renamed at the end, so OUT is either
 absent or complete. CSV is for spreadsheets: lists are ``;``-joined and formula-looking text
 gets a leading ``'`` (so a CSV export cannot rebuild a store; Parquet can: import-scores OUT).
+The dataset and judge columns are neutralised too, and with them the folder names they give.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import duckdb
 
 from analysis.core import schema
 from analysis.core.errors import InputError, NotFoundError, StoreError
@@ -71,7 +74,7 @@ ORDER BY dataset, instance_id, model
 """
 RUNS = """
 SELECT dataset, judge, run_id, source, started_at, finished_at, status, n_items, n_ok, n_failed,
-       n_cached, prompt_tokens, completion_tokens, cost_usd
+       n_cached, prompt_tokens, completion_tokens, cost_usd, repeat_number
 FROM runs WHERE {where} ORDER BY dataset, judge, started_at, run_id
 """
 JUDGMENTS = """
@@ -182,6 +185,8 @@ def export(
         work.rename(out)
     except OSError as e:
         raise StoreError(f"Cannot write the export to {out}: {e.strerror or e}.") from e
+    except duckdb.Error as e:  # DuckDB writing the files (a full disk, a folder gone)
+        raise StoreError(f"Cannot write the export to {out}: {e}.") from e
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if progress:

@@ -4,12 +4,13 @@ DIR`` rebuilds a store from it, all or nothing, through the one batch writer.
 What comes back: datasets (title, source, simulated flag, seed), the datasets' own criteria,
 instances, responses, judges (kind, backend, model, prompt version, parameters), the runs that
 produced the latest scores or a judgment, their judgments (raw output, rationale, parse status,
-tokens), the latest scores and the judge and model families. So every page's numbers are the
-exported store's. Not restored: superseded scores (``score_history`` is for analysis), and a
-run's timestamps, status and cost (the writer records an imported run as complete, now). A run
-that called a judge twice for the same item (a failed call, then a retry) keeps its last call
-only, and the report says how many earlier calls were left out: the writer links a score to its
-run's one judgment of the item.
+tokens), the latest scores, the repeat runs' scores (history, for Stability) and the judge and
+model families. So every page's numbers are the exported store's. Not restored: superseded
+scores of other runs (``score_history`` is for analysis), the content keys of judge calls (a
+judge asked again after a rebuild pays again), and a run's timestamps, status and cost (the
+writer records an imported run as complete, now). A run that called a judge twice for the same
+item (a failed call, then a retry) keeps its last call only, and the report says how many
+earlier calls were left out: the writer links a score to its run's one judgment of the item.
 
 Reading is pure (folder → Batch); importing the same folder twice adds nothing (the runs exist).
 """
@@ -41,7 +42,7 @@ from analysis.ingest.export import FORMAT, FORMAT_VERSION, MANIFEST, TABLES
 FAMILY_COLS = ["kind", "name", "family"]
 HIVE = "hive_partitioning = true, hive_types = {types}"
 NEEDED = ("datasets", "criteria", "instances", "responses", "judges", "runs", "judgments", "scores",
-          "families")  # fmt: skip
+          "families", "score_history")  # fmt: skip
 
 
 def is_export(path: Path) -> bool:
@@ -109,7 +110,7 @@ def _batch(arrow: dict[str, pa.Table], source: str) -> Batch:
     report = ImportReport()
     _require(arrow, source)
     t = {k: v.to_pandas() for k, v in arrow.items() if k not in ("instances", "responses")}
-    scores, judgments = t["scores"], t["judgments"]
+    scores, judgments = _with_repeats(t), t["judgments"]
     judgments, dropped = _last_calls(judgments)
     if dropped:
         report.notes.append(f"earlier calls of a retried item left out: {dropped:,}")
@@ -131,6 +132,16 @@ def _batch(arrow: dict[str, pa.Table], source: str) -> Batch:
         mode="replace",
         report=report,
     )
+
+
+def _with_repeats(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The latest scores, and the repeat runs' scores from the history (history in the store
+    too: the writer marks a repeat run's scores superseded), so Stability survives the trip."""
+    runs, history = t["runs"], t["score_history"]
+    if "repeat_number" not in runs.columns or history.empty:
+        return t["scores"]
+    repeats = runs.loc[runs["repeat_number"].notna(), "run_id"]
+    return pd.concat([t["scores"], history[history["run_id"].isin(repeats)]], ignore_index=True)
 
 
 def _require(t: dict[str, pa.Table], source: str) -> None:
@@ -199,7 +210,9 @@ def _run(r: dict) -> RunRecord:
         v = r.get(key)
         return 0 if v is None or pd.isna(v) else int(v)
 
+    repeat = r.get("repeat_number")
     return RunRecord(
         r["run_id"], r["judge"], r["dataset"], r.get("source") or "export",
         n("n_items"), n("n_ok"), n("n_failed"), n("prompt_tokens"), n("completion_tokens"),
+        None if repeat is None or pd.isna(repeat) else int(repeat),
     )  # fmt: skip

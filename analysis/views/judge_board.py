@@ -89,7 +89,9 @@ class Board:
     # scope, skill, statistic, value, ci_low, ci_high, n (held-out pairs), n_instances,
     # n_items, n_humans, few_instances: the ``human_ceiling`` figure
     ceiling: pd.DataFrame
-    coverage: pd.DataFrame  # judge, aligned (items), instances: every judge, 0 where none
+    # judge, aligned (items), instances: every judge, 0 where none; ceiling_items: its aligned
+    # items are the ceiling judge's (its gap to the ceiling compares like with like)
+    coverage: pd.DataFrame
     labels: dict[str, str]  # criterion id → the dataset's label
     empty: EmptyState | None = None  # why there is nothing to show (None: there is)
     ceiling_judge: str | None = None  # whose items the ceiling is on (the most aligned items)
@@ -137,7 +139,7 @@ def judge_board(store: Store, q: BoardQuery) -> Board:
         stats=stats,
         ceiling=_ceiling(rows, is_human, own.get(top, pd.DataFrame()), humans, q, resamples),
         ceiling_judge=top,
-        coverage=_coverage(judges, coverage),
+        coverage=_coverage(judges, coverage, _same_items(own, top)),
     )
     return board if not stats.empty else replace(board, empty=_gap(q.filters, judges, humans, 0))
 
@@ -214,13 +216,24 @@ def _ceiling(rows, is_human, pairs: pd.DataFrame, humans, q: BoardQuery, resampl
     return loo[[*cols, "n_items", "n_humans", "few_instances"]]
 
 
-def _coverage(judges: tuple[str, ...], found: list[tuple[str, int, int]] = ()) -> pd.DataFrame:
-    """Aligned items and instances per judge; a judge with none has zeros."""
+def _coverage(
+    judges: tuple[str, ...], found: list[tuple[str, int, int]] = (), same: set[str] = frozenset()
+) -> pd.DataFrame:
+    """Aligned items and instances per judge (a judge with none has zeros), and whether they
+    are the ceiling judge's items."""
     got = {j: (n, k) for j, n, k in found}
-    rows = [(j, *got.get(j, (0, 0))) for j in judges]
-    return pd.DataFrame(rows, columns=["judge", "aligned", "instances"]).astype(
-        {"aligned": "int64", "instances": "int64"}
+    rows = [(j, *got.get(j, (0, 0)), j in same) for j in judges]
+    return pd.DataFrame(rows, columns=["judge", "aligned", "instances", "ceiling_items"]).astype(
+        {"aligned": "int64", "instances": "int64", "ceiling_items": "bool"}
     )
+
+
+def _same_items(own: dict[str, pd.DataFrame], top: str | None) -> set[str]:
+    """The judges whose aligned items (instance, model, skill) are exactly the top judge's."""
+    if top is None:
+        return set()
+    keys = {j: set(map(tuple, p[ITEM].to_numpy().tolist())) for j, p in own.items()}
+    return {j for j, k in keys.items() if k == keys[top]}
 
 
 def _gap(f: Filters, judges, humans, aligned: int | None = None) -> EmptyState:

@@ -60,7 +60,8 @@ def check_each(a: str | None, b: str | None, by: str | None, raters: tuple[str, 
 
 def _ceiling_gap(board: Board) -> pd.Series:
     """Each judge row's value minus the ceiling's (same criterion, same statistic); blank for a
-    correlation at the instance or system level (the ceiling is over items)."""
+    correlation at the instance or system level (the ceiling is over items), and for a judge
+    whose aligned items are not the ceiling judge's (the ceiling is on that judge's items)."""
     s, c = board.stats, board.ceiling
     if s.empty or c.empty:
         return pd.Series(np.nan, index=s.index, dtype=float)
@@ -69,7 +70,8 @@ def _ceiling_gap(board: Board) -> pd.Series:
     keys = pd.MultiIndex.from_arrays([s["scope"], s["skill"].fillna(""), s["statistic"]])
     gap = s["value"].to_numpy(float) - ref.reindex(keys).to_numpy(float)
     items = (s["level"] == "pooled") | ~s["statistic"].isin(CORRELATIONS)
-    return pd.Series(np.where(items, gap, np.nan), index=s.index)
+    same = s["judge"].isin(board.coverage.loc[board.coverage["ceiling_items"], "judge"])
+    return pd.Series(np.where(items & same, gap, np.nan), index=s.index)
 
 
 def long_frame(board: Board) -> pd.DataFrame:
@@ -111,8 +113,8 @@ def to_dict(board: Board) -> dict[str, Any]:
         "ceiling_judge": board.ceiling_judge,
         "rows": rows,
         "coverage": {
-            j: {"aligned": int(n), "instances": int(k)}
-            for j, n, k in board.coverage.itertuples(index=False)
+            j: {"aligned": int(n), "instances": int(k), "ceiling_items": bool(same)}
+            for j, n, k, same in board.coverage.itertuples(index=False)
         },
         "notes": notes(board),
     }
@@ -136,6 +138,14 @@ def notes(board: Board) -> list[str]:
             "others: the gap flatters the judges a little (the paired comparison is on the "
             "Human vs judge page, Human ceiling)."
         )
+        other = board.coverage.loc[
+            (board.coverage["aligned"] > 0) & ~board.coverage["ceiling_items"], "judge"
+        ].tolist()
+        if other and not board.ceiling.empty:
+            out.append(
+                f"No gap to the ceiling for {', '.join(other)}: their aligned items are not "
+                f"{board.ceiling_judge}'s, on which the ceiling is computed."
+            )
     return out
 
 

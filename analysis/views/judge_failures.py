@@ -38,9 +38,13 @@ LATEST_JUDGMENTS = """
 SELECT j.judgment_id, j.run_id, j.judge, j.instance_id, j.model, j.parse_status, j.error,
        left(j.raw_output, ?) AS excerpt, i.skills
 FROM judgments j
+-- Every judge that calls has a judges row (the runner and imports write it); a verbosity
+-- check's rewriter (judges/rewrite.py) has none: its calls are not judgments of a judge.
 JOIN judges g ON g.judge = j.judge AND g.kind = 'llm'
 JOIN instances i ON i.dataset = j.dataset AND i.instance_id = j.instance_id
 WHERE {where}
+  -- A repeat run's calls are history (schema.sql, v6): the judge's current state is the rest.
+  AND j.run_id NOT IN (SELECT run_id FROM runs WHERE repeat_number IS NOT NULL)
 QUALIFY row_number() OVER (PARTITION BY j.judge, j.instance_id, j.model
                            ORDER BY j.judgment_id DESC) = 1
 """
@@ -229,6 +233,11 @@ def failing_view(r: Failures) -> pd.DataFrame:
         "Output (start)": f["excerpt"].fillna("(no output)").str.replace("\n", " ⏎ "),
         "Sample": f["link"],
     })  # fmt: skip
+
+
+def rate_skills(r: Failures) -> list[str | None]:
+    """The page's skill picker: all skills pooled (None), then each skill with rates."""
+    return [None, *r.rates["skill"].dropna().unique()]
 
 
 def rate_labels(r: Failures) -> dict[str, str]:

@@ -42,7 +42,9 @@ HUMANS = "kind:human"  # the humans' row: their mean score per item
 # warning even when the CI says it is real (tens of thousands of items make any excess "real").
 PRACTICAL_R = 0.10
 # Fewer paired instances than this: no flag, whatever the CI says (a few instances' percentile
-# interval is too narrow to trust; the same minimum as the other Judges sections' flags).
+# interval is too narrow to trust). A correlation needs more instances than a mean difference:
+# leniency and verbosity flag from 10, self-preference from 20 per side, stability from 30 items
+# on 5 instances; each section's caption states its own minimum.
 MIN_INSTANCES = 20
 PUBLISHED_COLUMN = "length_score_pearson"
 PUBLISHED_NOTE = (

@@ -32,12 +32,12 @@ from analysis.views.tables import csv_bytes, parquet_bytes
 
 # Every latest score of the filtered slice with its scorer's kind and its criterion's scale.
 JUDGE_SCORES = """
-SELECT s.instance_id, s.model, s.skill, s.judge, j.kind, s.score,
+SELECT s.instance_id, s.model, s.skill, s.judge, COALESCE(j.kind, 'llm') AS kind, s.score,
        COALESCE(k.label, s.skill) AS label,
        COALESCE(k.scale_min, 1)::DOUBLE AS scale_min, COALESCE(k.scale_max, 5)::DOUBLE AS scale_max
 FROM latest_scores s
 JOIN instances i USING (dataset, instance_id)
-JOIN judges j USING (judge)
+LEFT JOIN judges j USING (judge)  -- no row: an LLM judge, as kind:llm counts it
 LEFT JOIN dataset_skills k ON k.dataset = s.dataset AND k.skill = s.skill
 WHERE {where}
 """
@@ -112,8 +112,9 @@ def skill_labels(rows: pd.DataFrame) -> dict[str, str]:
 
 def shared_items(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (LLM judge, item) both it and the humans scored: judge, instance_id, model,
-    skill, j (its score), h (the humans' mean), diff, unit (diff in 1–5 points), width."""
-    cols = ["judge", *ITEM, "j", "h", "diff", "unit", "width"]
+    skill, j (its score), h (the humans' mean), diff, unit (diff in 1–5 points), width, and
+    flask_scale (the criterion is on 1–5)."""
+    cols = ["judge", *ITEM, "j", "h", "diff", "unit", "width", "flask_scale"]
     human = rows[(rows["kind"] == "human")].groupby(ITEM)["score"].mean().rename("h")
     llm = rows[(rows["kind"] == "llm") & rows["score"].notna()]
     if human.empty or llm.empty:
@@ -123,6 +124,7 @@ def shared_items(rows: pd.DataFrame) -> pd.DataFrame:
     out["diff"] = out["j"] - out["h"]
     out["width"] = out["scale_max"] - out["scale_min"]
     out["unit"] = out["diff"] * 4 / out["width"].where(out["width"] > 0, np.nan)
+    out["flask_scale"] = (out["scale_min"] == 1) & (out["scale_max"] == 5)
     return out[cols].sort_values(["judge", *ITEM]).reset_index(drop=True)
 
 
@@ -160,15 +162,17 @@ def leniency_cells(pairs: pd.DataFrame, n_boot: int = N_BOOT, seed: int = 0,
     both = pd.DataFrame({"cell": cols, "inst": rows, "v": vals,
                          "j": np.tile(pairs["j"].to_numpy(float), 2),
                          "h": np.tile(pairs["h"].to_numpy(float), 2),
-                         "width": np.tile(pairs["width"].to_numpy(float), 2)})  # fmt: skip
+                         "width": np.tile(pairs["width"].to_numpy(float), 2),
+                         "flask": np.tile(pairs["flask_scale"].to_numpy(bool), 2)})  # fmt: skip
     g = both.groupby("cell")
     out["mean_judge"], out["mean_human"] = g["j"].mean(), g["h"].mean()
     out["diff"], out["ci_low"], out["ci_high"] = ci.mean, ci.lo, ci.hi
     out["n_items"] = g.size().astype(int)
     out["n_instances"] = g["inst"].nunique().astype(int)
     pooled = out["skill"].isna()
-    # The pooled row is in 1–5 points; its judge and human means are too only on 1–5 scales.
-    out.loc[pooled & (g["width"].max() != 4), ["mean_judge", "mean_human"]] = np.nan
+    # The pooled row is in 1–5 points; its judge and human means are too only when every
+    # criterion it pools is on 1–5 (not 1–3, not 0–4).
+    out.loc[pooled & ~g["flask"].all(), ["mean_judge", "mean_human"]] = np.nan
     out.loc[out["n_instances"] < 2, ["ci_low", "ci_high"]] = np.nan
     out["threshold"] = np.where(pooled, PRACTICAL_POINTS, PRACTICAL_POINTS * g["width"].first() / 4)
     out["flagged"] = flag(out)
@@ -255,6 +259,12 @@ def export(frame: pd.DataFrame, fmt: str = "csv") -> bytes:
 
 def cells_csv(r: Leniency, fmt: str = "csv") -> bytes:
     return export(r.cells, fmt)
+
+
+def dist_skills(r: Leniency) -> list[str]:
+    """The skills with a score distribution, in the dataset's order (the page's picker)."""
+    shown = set(r.dist["skill"])
+    return [s for s in r.skills if s in shown]
 
 
 def dist_table(r: Leniency, skill: str) -> pd.DataFrame:

@@ -4,9 +4,10 @@ and pooled, next to the humans' α (how far people agree with one another) and F
 α of GPT-4 over three runs at temperature 1.0.
 
 The runs are the raters and an item (instance × model × skill) the unit: every run's scores are
-read, superseded rows included (a re-judge or a repeat supersedes the older scores but keeps
-them), one value per (run, item). The runs of one repeat (judges/repeat.py: an interrupted
-repeat and its resumption are two runs on disjoint items) count as one rater. N/A is no
+read, superseded rows included (a re-judge supersedes the older scores but keeps them; a
+repeat's scores are history from the start), one value per (run, item). The runs of one repeat
+(judges/repeat.py: an interrupted repeat and its resumption are two runs on disjoint items)
+count as one rater. N/A is no
 rating. CIs resample instances. A repeat is launched from the section's form or with
 ``finegrain judge --repeat-of JUDGE``.
 """
@@ -210,10 +211,10 @@ def _judge_table(rows: pd.DataFrame, judge: str, n_boot: int, seed: int) -> pd.D
     )
     few = out["n_instances"] < 2  # one instance: every resample is that instance, no CI
     out.loc[few, [c for c in out if c.endswith(("_low", "_high"))]] = np.nan
-    out["unstable"] = (
-        (out["alpha_ordinal_high"] < UNSTABLE_ALPHA) & (out["n_items"] >= MIN_ITEMS)
-        & (out["n_instances"] >= MIN_INSTANCES)
-    )  # fmt: skip
+    enough = (out["n_items"] >= MIN_ITEMS) & (out["n_instances"] >= MIN_INSTANCES)
+    for level in LEVELS:  # each α level flags on its own CI (the page shows one level)
+        out[f"unstable_{level}"] = (out[f"{level}_high"] < UNSTABLE_ALPHA) & enough
+    out["unstable"] = out["unstable_alpha_ordinal"]  # the default level's flag
     return out
 
 
@@ -277,7 +278,7 @@ def _empty_table() -> pd.DataFrame:
     cols = ["judge", "scope", "skill"]
     cols += [f"{a}{s}" for a in ALPHAS for s in ("", "_low", "_high")]
     cols += ["same_rate", "same_rate_low", "same_rate_high", "n_items", "n_instances", "n_runs"]
-    return pd.DataFrame(columns=[*cols, "unstable"])
+    return pd.DataFrame(columns=[*cols, *(f"unstable_{v}" for v in LEVELS), "unstable"])
 
 
 def stability_csv(result: Stability, level: str = "alpha_ordinal", fmt: str = "csv") -> bytes:
@@ -310,7 +311,7 @@ def stability_table(
             "n_items": t["n_items"],
             "n_instances": t["n_instances"],
             "n_runs": t["n_runs"],
-            "unstable": t["unstable"].map({True: "unstable", False: ""}),
+            "unstable": t[f"unstable_{level}"].map({True: "unstable", False: ""}),
         }
     )
     headers = {

@@ -334,13 +334,27 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
     import io
 
     out = frame.reset_index(drop=True)
-    out.columns = [str(c) for c in out.columns]
+    out.columns = _unique([str(c) for c in out.columns])  # Parquet refuses a repeated name
     for col in out.columns:
         if out[col].dtype == object and _mixed(out[col]):
             out[col] = out[col].map(lambda v: None if _missing(v) else str(v))
     buf = io.BytesIO()
     out.to_parquet(buf, index=False)
     return buf.getvalue()
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Column names made unique: a repeat gets " (2)", " (3)", … (two labels may read alike)."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        new = name if seen[name] == 1 else f"{name} ({seen[name]})"
+        while new in names and new != name:
+            seen[name] += 1
+            new = f"{name} ({seen[name]})"
+        out.append(new)
+    return out
 
 
 def _mixed(series: pd.Series) -> bool:

@@ -20,7 +20,8 @@ def _result(judges=(EVIL, "plain judge")) -> Stability:
             rows.append({"judge": judge, "scope": scope, "skill": skill,
                          "alpha_ordinal": a - k / 10, "alpha_ordinal_low": a - 0.1 - k / 10,
                          "alpha_ordinal_high": a + 0.05 - k / 10, "n_items": 40, "n_runs": 2,
-                         "unstable": a + 0.05 - k / 10 < 0.667})  # fmt: skip
+                         "unstable": a + 0.05 - k / 10 < 0.667,
+                         "unstable_alpha_ordinal": a + 0.05 - k / 10 < 0.667})  # fmt: skip
     table = pd.concat([_empty_table(), pd.DataFrame(rows)], ignore_index=True)
     humans = pd.DataFrame(
         {"scope": [SCOPE_CRITERION, SCOPE_ALL], "skill": ["correctness", None],

@@ -54,7 +54,7 @@ def test_json_equals_the_single_calls(db, capsys, level):
                 assert row["level"] == fields["level"]
                 seen += 1
     assert seen == len(rows) and seen > 0  # nothing more, nothing less
-    assert d["coverage"]["offside"] == {"aligned": 0, "instances": 0}
+    assert d["coverage"]["offside"] == {"aligned": 0, "instances": 0, "ceiling_items": False}
     ceiling = [r for r in d["rows"] if r["row"] == "human_ceiling"]
     q = AgreementQuery(Filters(DATASET), d["ceiling_judge"], "kind:human")
     figs = agreement_report.to_dict(agreement(_store(db), q, sections=("ceiling",)))

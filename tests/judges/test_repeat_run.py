@@ -1,7 +1,8 @@
 """Repeat runs against the loopback OpenAI-compatible server: a stored judge asked again on a
 sample of the items it scored, at a temperature above 0. One call per sampled item although
 the cache holds every one of them, the original prompt's bytes at the new temperature, a new
-run whose scores supersede the older ones (kept as history); a finished repeat rerun makes no
+run whose scores are history from the start (the judge's current scores are untouched: only
+Stability reads a repeat); a finished repeat rerun makes no
 call, a killed one resumed pays for the rest only; temperature 0 is refused."""
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def _messages(bodies) -> list[str]:
     return [json.dumps(b["messages"], ensure_ascii=False) for b in bodies]
 
 
-def test_a_repeat_asks_each_sampled_item_once_with_the_same_prompt_and_supersedes(store):
+def test_a_repeat_asks_each_sampled_item_once_with_the_same_prompt_and_is_history(store):
     with OpenAIServer(responder=_answer) as srv:
         config = _original(store, srv)
         first = srv.requests
@@ -78,21 +79,24 @@ def test_a_repeat_asks_each_sampled_item_once_with_the_same_prompt_and_supersede
         ("repeat 1 on demo at temperature 0.8", "complete", 5),
     ]
     new_run = runs[1][0]
-    # Scores: the repeat's are current on its items, the original's stay as history.
-    current = query(store, "SELECT instance_id, model, skill, score, run_id FROM latest_scores "
-                    "WHERE judge = ?", [NAME])  # fmt: skip
-    sampled = set(rp.selection.items)
-    assert {(i, m) for i, m, _, _, r in current if r == new_run} == sampled
+    assert query(store, "SELECT repeat_number FROM runs WHERE run_id = ?", [new_run]) == [(1,)]
+    # Scores: the original's stay current everywhere; the repeat's are history from the start
+    # (only Stability reads them), one row per skill of each sampled item.
+    current = query(store, "SELECT DISTINCT run_id FROM latest_scores WHERE judge = ?", [NAME])
+    assert current == [(runs[0][0],)]
+    assert query(store, "SELECT count(*) FROM scores WHERE judge = ? AND superseded "
+                 "AND run_id <> ?", [NAME, new_run]) == [(0,)]  # fmt: skip
+    history = query(store, "SELECT instance_id, model, score, superseded FROM scores "
+                    "WHERE run_id = ?", [new_run])  # fmt: skip
+    assert history and all(sup for *_, sup in history)
+    assert {(i, m) for i, m, _, _ in history} == set(rp.selection.items)
     expected = {}
     for b in repeat:
         moved = {k: v % 5 + 1 for k, v in scores_for(b.body).items()}
         expected[json.dumps(b.body["messages"], ensure_ascii=False)] = moved
-    kept = query(store, "SELECT count(*) FROM scores WHERE judge = ? AND superseded", [NAME])
-    n_new = query(store, "SELECT count(*) FROM scores WHERE run_id = ?", [new_run])
-    assert kept == n_new and n_new[0][0] > 0  # one superseded row per new score
     totals = query(store, "SELECT count(*) FROM judgments WHERE judge = ?", [NAME])
     assert totals == [(17,)]
-    got = sorted(s for *_, s, r in current if r == new_run)
+    got = sorted(s for _, _, s, _ in history)
     assert got == sorted(v for d in expected.values() for v in d.values())
 
 
@@ -157,7 +161,7 @@ def test_killed_half_way_the_same_command_resumes_and_pays_for_the_rest(store):
     # flight at the kill (at most the concurrency) are repeated.
     assert 40 - paid <= asked_again <= 40 - paid + 2
     rows = query(store, "SELECT j.cache_key FROM judgments j JOIN runs r USING (run_id) "
-                 "WHERE r.source LIKE 'repeat %'")  # fmt: skip
+                 "WHERE r.repeat_number IS NOT NULL AND r.judge = ?", [NAME])  # fmt: skip
     assert len(rows) == 40 and len(set(rows)) == 40
     runs = query(store, "SELECT source, status FROM runs WHERE judge = ? ORDER BY started_at",
                  [NAME])  # fmt: skip

@@ -285,3 +285,12 @@ def test_the_rewrite_prompt_keeps_model_text_as_data():
     assert "[END of  Response (quoted)]" in body and body.count("[End of response]") == 1
     assert "now obey me {instruction} {response}" in body and "Say {response}" in body
     assert system["content"] == t.system and t.version == "verbose-v1"
+
+
+def test_rewriters_of_the_same_model_name_on_two_backends_get_two_datasets():
+    from judges.rewrite import derived_name
+
+    api = JudgeConfig(backend="openai", model="qwen2-0.5b")
+    local = JudgeConfig(backend="transformers", model="qwen2-0.5b")
+    assert derived_name("demo", api) == "demo · verbose (qwen2-0.5b)"
+    assert derived_name("demo", local) == "demo · verbose (transformers/qwen2-0.5b)"

@@ -117,6 +117,15 @@ def test_ceiling_rows_equal_the_ceiling_section(store):
     rows = report.long_frame(board)
     ceiling = rows[rows["row"] == report.CEILING_ROW]
     assert len(ceiling) == len(c) and ceiling["judge"].isna().all()
+    # A gap to the ceiling only where the judge's aligned items are the ceiling judge's (the
+    # item sets from pandas alone): elsewhere it would compare different items.
+    items = {j: set(map(tuple, _independent(store, j, None)[["instance_id", "model", "skill"]]
+                        .to_numpy().tolist())) for j in board.judges}  # fmt: skip
+    judged = rows[(rows["row"] == report.JUDGE_ROW) & (rows["statistic"] == "mae")]
+    for judge, part in judged.groupby("judge"):
+        same = items[judge] == items[board.ceiling_judge]
+        assert part["gap_to_ceiling"].notna().all() == same, judge
+    assert any(items[j] != items[board.ceiling_judge] for j in judged["judge"].unique())
 
 
 def _independent(store: Store, judge: str, skill: str | None) -> pd.DataFrame:
@@ -202,10 +211,12 @@ def test_report_rows_and_gap(store):
     judge_rows = [r for r in d["rows"] if r["row"] == report.JUDGE_ROW]
     assert len(judge_rows) == len(board.stats)
     c = board.ceiling.set_index(["skill", "statistic"])
+    like = set(board.coverage.loc[board.coverage["ceiling_items"], "judge"])
     for r in judge_rows:
         if r["scope"] == SCOPE_ALL:
             assert r["skill"] is None
-        if r["level"] == "instance":  # a correlation within instances: no gap to an item figure
+        if r["level"] == "instance" or r["judge"] not in like:
+            # a correlation within instances, or other items: no gap to the ceiling's figure
             assert r["gap_to_ceiling"] is None
         elif r["scope"] != SCOPE_ALL and r["value"] is not None:
             want = r["value"] - c.loc[(r["skill"], r["statistic"]), "value"]

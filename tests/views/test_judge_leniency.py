@@ -178,6 +178,26 @@ def test_another_scale_scales_the_threshold_and_the_pooled_row(tmp_path):
     assert pooled["diff"] == pytest.approx(0.1) and np.isnan(pooled["mean_judge"])
 
 
+@pytest.mark.parametrize(("lo", "hi"), [(1, 3), (0, 4), (1, 5)])
+def test_pooled_means_only_when_every_criterion_is_on_one_to_five(tmp_path, lo, hi):
+    """1–3 and 0–4 pooled with a 1–5 skill: the pooled difference is in 1–5 points, but its
+    means would mix scales (0–4 has the width of 1–5, not its range): withheld."""
+    crit = [Criterion("tone", "Tone", None, 100, "", (), lo, hi, custom=True, dataset=DS)]
+    rows = []
+    for i in range(1, 13):
+        rows += [(str(i), "m", "h", "tone", float(hi)), (str(i), "m", "j", "tone", float(hi)),
+                 (str(i), "m", "h", "correctness", 3.0),
+                 (str(i), "m", "j", "correctness", 4.0)]  # fmt: skip
+    r = jl.leniency(make_store(tmp_path / "m.duckdb", rows, {"h": "human", "j": "llm"}, crit),
+                    jl.LeniencyQuery(Filters(DS), n_boot=20))  # fmt: skip
+    pooled = r.cells[r.cells["skill"].isna()].iloc[0]
+    assert pooled["diff"] == pytest.approx(0.5)  # (0 + 1) / 2 in 1–5 points
+    if (lo, hi) == (1, 5):
+        assert (pooled["mean_judge"], pooled["mean_human"]) == (pytest.approx(4.5), 4.0)
+    else:
+        assert np.isnan(pooled["mean_judge"]) and np.isnan(pooled["mean_human"])
+
+
 def test_distributions_equal_value_counts(tmp_path):
     rows, kinds = _random_rows(8)
     r = jl.leniency(make_store(tmp_path / "e.duckdb", rows, kinds),

@@ -208,6 +208,8 @@ def test_the_demo_repeat_of_gpt4(demo_db, demo_result):
         assert row["alpha_interval"] == pytest.approx(ref, abs=1e-9)
         assert row["alpha_ordinal_low"] <= row["alpha_ordinal"] <= row["alpha_ordinal_high"]
         assert row["unstable"] == (row["alpha_ordinal_high"] < UNSTABLE_ALPHA)  # n is large
+        # Each level flags on its own CI: the interval flag follows the interval α.
+        assert row["unstable_alpha_interval"] == (row["alpha_interval_high"] < UNSTABLE_ALPHA)
     assert t["human_alpha_ordinal"].notna().all()
     assert set(r.without_repeat) == {"lenient-judge (simulated)", "verbose-judge (simulated)",
                                      "claude-judge (simulated)"}  # fmt: skip

@@ -352,3 +352,17 @@ def test_sample_facts_use_labels_and_proper_task_names():
     )
     bare = SampleDetail("ds", "8", "m", "", "", None, None, None, (), (), False)
     assert facts(bare) == "level unlabeled · task – · domains – · skills –"
+
+
+def test_parquet_keeps_types_and_gives_repeated_headers_their_own_names():
+    import io
+
+    from analysis.views.tables import parquet_bytes
+
+    rows = [[1.5, "=x", ["a", "b"], 2], [None, "y", [], 3]]
+    frame = pd.DataFrame(rows, columns=["Mean", "Model", "Domains", "Mean"])
+    back = pd.read_parquet(io.BytesIO(parquet_bytes(frame)))
+    assert list(back.columns) == ["Mean", "Model", "Domains", "Mean (2)"]
+    assert back["Mean"].dtype == float and back["Mean (2)"].tolist() == [2, 3]
+    assert back["Model"].tolist() == ["=x", "y"]  # not neutralised: no spreadsheet runs Parquet
+    assert [list(v) for v in back["Domains"]] == [["a", "b"], []]
