@@ -20,6 +20,7 @@ from analysis.core.store import Store
 from analysis.ingest.demo_panel import CLAUDE, VERBOSE
 from analysis.views import judge_length as jl
 from analysis.views import judge_self as js
+from tests.judges_page_fixtures import judges_page
 from tests.store_fixtures import query
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,15 +29,7 @@ FLAG = "⚑"
 
 
 def _page(section: str, state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=240)
-    at.session_state["jd_section"] = section
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    at.run()
-    at.switch_page("pages/judges.py")
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return judges_page(section, state)
 
 
 def _figures(at: AppTest) -> list[dict]:

@@ -5,7 +5,6 @@ why the board is empty. On the demo: every simulated LLM judge gets a row."""
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from analysis.core.store import Store
 from analysis.stats.agreement import LABELS
 from analysis.views.agreement import SCOPE_CRITERION
 from analysis.views.judge_board import CEILING, BoardQuery, judge_board
+from tests.judges_page_fixtures import judges_page, plotly_array
 from tests.views.test_judge_board import DATASET, HOSTILE, board_rows, build_store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,26 +27,11 @@ PAGE = "pages/judges.py"
 
 
 def _page(state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["jd_section"] = "Leaderboard"
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return judges_page("Leaderboard", state)
 
 
 def _arr(v) -> np.ndarray:
-    """Plotly ships numeric arrays as {'dtype', 'bdata', 'shape'?} (base64) in the JSON."""
-    if isinstance(v, dict) and "bdata" in v:
-        out = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
-        return out.reshape([int(n) for n in str(v["shape"]).split(",")]) if "shape" in v else out
-    return np.asarray(
-        [[np.nan if x is None else x for x in row] for row in v] if v and isinstance(v[0], list)
-        else [np.nan if x is None else x for x in v], dtype=float,
-    )  # fmt: skip
+    return plotly_array(v)
 
 
 def _board_chart(at: AppTest) -> dict:

@@ -4,7 +4,6 @@ a store without human labels says why Leniency is empty."""
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from analysis.ingest.demo_panel import LENIENT, LENIENT_SKILLS, PANEL
 from analysis.views import judge_failures as jf
 from analysis.views import judge_leniency as jl
 from analysis.views.tables import judge_label
+from tests.judges_page_fixtures import judges_page, plotly_array
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
@@ -27,23 +27,11 @@ PAGE = "pages/judges.py"
 
 
 def _page(section: str, state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["jd_section"] = section
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return judges_page(section, state)
 
 
 def _arr(v) -> np.ndarray:
-    """Plotly ships numeric arrays as {'dtype', 'bdata', 'shape'?} (base64) in the JSON."""
-    if isinstance(v, dict) and "bdata" in v:
-        out = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
-        return out.reshape([int(n) for n in str(v["shape"]).split(",")]) if "shape" in v else out
-    return np.asarray(v, dtype=float)
+    return plotly_array(v)
 
 
 def _charts(at: AppTest) -> list[dict]:

@@ -17,6 +17,7 @@ from analysis.core.store import Store
 from judges.config import JudgeConfig
 from judges.plan import Selection
 from judges.runner import RunOptions, run
+from tests.judges_page_fixtures import judges_page
 from tests.openai_server import OpenAIServer
 from tests.store_fixtures import query
 
@@ -26,15 +27,7 @@ GPT4 = "gpt-4 (simulated)"
 
 
 def _page(state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["jd_section"] = "Stability"
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    at.run()
-    at.switch_page("pages/judges.py")
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return judges_page("Stability", state)
 
 
 def _figures(at: AppTest) -> list[dict]:
