@@ -211,3 +211,25 @@ def test_command_line_errors_are_one_paragraph(demo: Path, tmp_path: Path, capsy
     assert main(["export", "--db", str(demo), "--out", str(tmp_path / "c"), "--format", "csv"]) == 0
     assert json.loads((tmp_path / "c" / "manifest.json").read_text())["file_format"] == "csv"
     assert "Exported demo as csv" in capsys.readouterr().out
+
+
+def test_a_write_that_fails_in_duckdb_gives_the_one_error_and_leaves_no_folder(
+    demo: Path, tmp_path: Path, monkeypatch
+):
+    """A full disk met by DuckDB while it writes the files: one StoreError, nothing left."""
+    from analysis.core.errors import StoreError
+
+    real = duckdb.DuckDBPyRelation.to_parquet
+    calls = []
+
+    def failing(self, path, **kw):
+        calls.append(path)
+        if len(calls) == 3:  # the third table
+            raise duckdb.IOException("IO Error: No space left on device")
+        return real(self, path, **kw)
+
+    monkeypatch.setattr(duckdb.DuckDBPyRelation, "to_parquet", failing)
+    with pytest.raises(StoreError, match="No space left on device"):
+        export(Store(demo), tmp_path / "out")
+    assert len(calls) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.duckdb"]
