@@ -370,9 +370,10 @@ def _kind(value: Any) -> str:
 # --- judge files ----------------------------------------------------------------------------
 
 
-def load_judge_file(path: str | Path) -> dict[str, Any]:
+def load_judge_file(path: str | Path, pool: dict | None = None) -> dict[str, Any]:
     """A judge file's checked settings (YAML, or JSON / TOML by suffix). Keys are the field
-    names; paths in it are as on the command line (relative to the current folder)."""
+    names; paths in it are as on the command line (relative to the current folder). ``pool``:
+    a ``base_url`` list (several servers, judges/endpoints.py) is moved there, unchecked."""
     source = str(path)
     try:  # a FIFO would block forever and /dev/zero never end: a regular file only
         regular_file(Path(path), source, expected="a judge file (YAML, JSON or TOML)", capped=False)
@@ -384,6 +385,8 @@ def load_judge_file(path: str | Path) -> dict[str, Any]:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise InputError(source, None, None, f"cannot read the judge file: {reason}") from e
     data = _parse(text, source, Path(path).suffix.lower())
+    if pool is not None and isinstance(data, dict) and isinstance(data.get("base_url"), list):
+        pool["base_url"] = data.pop("base_url")
     settings = check_settings(data, source)
     for key in settings:
         if not declared_setting(key).file:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 Progress = Callable[["RunSummary"], None]
 
@@ -23,6 +24,11 @@ class RunOptions:
     # How long the end of a run waits for a store another process holds (a long import) before
     # leaving the answers in the journal and saying so.
     store_wait_s: float = 60.0
+    # A pool of servers (judges/endpoints.py: ``Endpoint``s, each with its own concurrency and
+    # limits; ``rpm`` and ``tpm`` above then bound the whole run, and ``concurrency`` is not
+    # used: the endpoints' concurrencies add up). Empty: the judge's own base URL.
+    endpoints: tuple[Any, ...] = ()
+    probe_s: float = 5.0  # how long a taken-out endpoint waits before it is tried again
 
 
 @dataclass
@@ -49,6 +55,8 @@ class RunSummary:
     store_busy: str | None = None  # why the store could not take the answers
     waited_s: float = 0.0  # how long the run waited for a busy store
     journal: str = ""  # the journal's path (where unstored answers wait)
+    endpoints: list[str] = field(default_factory=list)  # a pool's endpoints taken out and back
+    endpoint_status: list[str] = field(default_factory=list)  # a pool's endpoints at the end
 
     @property
     def done(self) -> int:
@@ -70,6 +78,7 @@ class RunSummary:
         ]
         if self.recovered:
             out.append(f"{self.recovered:,} answers of an interrupted run recovered first")
+        out += [f"endpoint {line}" for line in self.endpoint_status] + self.endpoints
         if self.cancelled:
             out.append("cancelled: run the same command again to finish (answers so far are kept)")
         return out + self.problems() + [f"failure: {m}" for m in self.failures[:5]]

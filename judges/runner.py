@@ -17,7 +17,7 @@ import uuid
 
 from analysis.core.errors import FinegrainError, InputError, StoreBusyError
 from analysis.core.store import Store
-from judges import backends
+from judges import backends, endpoints
 from judges.config import JudgeConfig
 from judges.limits import RateLimiter
 from judges.outcome import Progress, RunOptions, RunSummary
@@ -66,6 +66,7 @@ def run(
     cancel: threading.Event | None = None,
 ) -> RunSummary:
     """Plan and run (blocking). Recovers killed runs first, so a rerun resumes them."""
+    endpoints.check(config, options.endpoints)
     backends.check(config)
     store.ensure()
     recovered = recover(store)
@@ -185,8 +186,8 @@ class _Run:
         if not todo:
             self._tick()
             return
-        backend = backends.create(self.plan.config, concurrency=self.opt.concurrency)
-        sem = asyncio.Semaphore(max(1, self.opt.concurrency))
+        backend, slots = self._backend()
+        sem = asyncio.Semaphore(max(1, slots))
         started = time.perf_counter()
         stop = asyncio.Event()
         flusher = asyncio.create_task(self._flush_loop(stop))
@@ -199,7 +200,19 @@ class _Run:
             watcher.cancel()
             stop.set()  # never cancel a flush half-way: its batch would be dropped
             await flusher
+            if isinstance(backend, endpoints.PoolBackend):
+                self.summary.endpoint_status = backend.status()
             await backend.aclose()
+
+    def _backend(self) -> tuple[backends.Backend, int]:
+        """The judge's backend and how many calls it takes at once: a pool of endpoints
+        (judges/endpoints.py) when the run has several: their concurrencies added up."""
+        if not self.opt.endpoints:
+            c = self.opt.concurrency
+            return backends.create(self.plan.config, concurrency=c), c
+        pool = endpoints.create(self.plan.config, self.opt.endpoints, probe_s=self.opt.probe_s,
+                                notes=self.summary.endpoints)  # fmt: skip
+        return pool, pool.concurrency
 
     async def _watch_cancel(self) -> None:
         while not self._stopped():

@@ -34,6 +34,12 @@ def _judge_option(f: Field[Any], s: Setting) -> Callable:
     help_text = f"{s.backend}: {s.help}" if s.backend else s.help
     if f.name in declaration.required():  # not click-required: a judge file may give it
         help_text += "  [required, here or in --config]"
+    if f.name == "base_url":  # repeatable: several servers make a pool (judges/endpoints.py)
+        return click.option(
+            f"--{flag}", f.name, multiple=True, metavar=s.metavar or None,
+            help=f"{help_text}; repeat it for a pool of servers, each with its own "
+            "--concurrency, --rpm and --tpm",
+        )  # fmt: skip
     if declaration.value_type(f.name)[0] is bool:
         return click.option(
             f"--{flag}/--no-{flag}", f.name, default=default, show_default=True, help=help_text
@@ -56,10 +62,17 @@ def judge_options(command: Callable) -> Callable:
     return command
 
 
-def judge_config(given: Mapping[str, Any], config_file: str | None) -> JudgeConfig:
+def judge_config(
+    given: Mapping[str, Any], config_file: str | None, pool: dict | None = None
+) -> JudgeConfig:
     """The judge from a judge file (if any) and the settings given on the command line, which
-    win over the file's."""
-    values = declaration.load_judge_file(config_file) if config_file else {}
+    win over the file's. ``pool``: where a judge file's list of base URLs goes (else an error);
+    the judge's ``base_url`` is then the first."""
+    values = declaration.load_judge_file(config_file, pool) if config_file else {}
+    if pool and "base_url" not in given:
+        from judges.endpoints import endpoints_from
+
+        values["base_url"] = endpoints_from(pool["base_url"], str(config_file))[0].url
     values |= given
     flags = {f.name: declaration.flag(f, s) for f, s in declaration.operator_settings()}
     missing = [f"--{flags[n]}" for n in declaration.required() if not values.get(n)]
@@ -73,11 +86,15 @@ def judge_config(given: Mapping[str, Any], config_file: str | None) -> JudgeConf
 def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
     # Only what was typed: a flag's default must not override the judge file's value.
     names = {f.name for f, _ in declaration.operator_settings()}
-    return {
+    out = {
         k: v
         for k, v in params.items()
         if k in names and ctx.get_parameter_source(k) is not ParameterSource.DEFAULT
     }
+    urls = out.get("base_url")
+    if urls is not None and len(urls) == 1:  # the repeatable --base-url: one server as before
+        out["base_url"] = urls[0]
+    return out
 
 
 @click.command(short_help="Score responses with an LLM judge (estimate, run, summary).")
@@ -87,9 +104,9 @@ def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
     "config_file",
     metavar="FILE",
     help="judge file (YAML, JSON or TOML) whose keys are JudgeConfig's field names: backend, "
-    "model, prompt_version, rubric, base_url, temperature, max_tokens, use_reference, "
-    "structured, name, timeout_s, device, batch_size (not api_key_env: a flag only); "
-    "flags given here win",
+    "model, prompt_version, rubric, base_url (a URL, or a list: a pool), temperature, "
+    "max_tokens, use_reference, structured, name, timeout_s, device, batch_size (not "
+    "api_key_env: a flag only); flags given here win",
 )
 @judge_options
 @click.option("--dataset", required=True, help="the dataset whose responses are judged")
@@ -139,6 +156,13 @@ def judge(ctx: click.Context, db: str | None, config_file: str | None, **params:
       base_url: http://localhost:8000/v1
 
     \b
+    Several servers share the work (a pool): --base-url repeated, each with --concurrency,
+    --rpm and --tpm, or in a judge file a list whose entries may set their own:
+      base_url:
+        - {url: http://gpu1:8000/v1, concurrency: 32}
+        - http://gpu2:8000/v1
+
+    \b
     A repeat run of a judge (for its stability between runs):
       finegrain judge --repeat-of "gpt-4o-mini (openai, flask-v1)" \\
           --dataset demo --sample 200 --seed 0 --temperature 0.7
@@ -148,8 +172,41 @@ def judge(ctx: click.Context, db: str | None, config_file: str | None, **params:
     typed = [f"--{REPEAT_FLAGS[k]}" for k in REPEAT_FLAGS if _typed(ctx, k)]
     if typed:
         raise click.UsageError(f"{' and '.join(typed)} go with --repeat-of JUDGE only.")
-    config = judge_config(_given(ctx, params), config_file)
-    return _run(open_store(db), config, params)
+    given = _given(ctx, params)
+    flag_urls, file_pool = _flag_urls(given), {}
+    config = judge_config(given, config_file, file_pool)
+    if flag_urls or "base_url" in given:  # the flags' server(s) win over the file's
+        pool = _endpoints(flag_urls, "command line (--base-url)", params)
+    else:
+        pool = _endpoints(file_pool.get("base_url"), str(config_file), params)
+    return _run(open_store(db), config, {**params, "endpoints": pool})
+
+
+def _flag_urls(given: dict[str, Any]) -> list[str]:
+    """Several ``--base-url``s (``given`` keeps the first as the judge's), else []."""
+    urls = given.get("base_url")
+    if not isinstance(urls, tuple):
+        return []
+    given["base_url"] = urls[0]
+    return list(urls)
+
+
+def _endpoints(urls: Any, source: str, p: Mapping[str, Any]) -> tuple:
+    """A pool's endpoints (the run's --concurrency, --rpm and --tpm for each, unless a judge
+    file's entry gives its own), else () for one server."""
+    if not urls:
+        return ()
+    from judges.endpoints import endpoints_from
+
+    return endpoints_from(
+        urls, source, concurrency=p["concurrency"], rpm=p["rpm"], tpm=p["tpm"]
+    )  # fmt: skip
+
+
+def _slots(p: Mapping[str, Any]) -> int:
+    """Calls in flight at once: the run's --concurrency, or a pool's added up."""
+    pool = p.get("endpoints") or ()
+    return sum(e.concurrency for e in pool) if pool else p["concurrency"]
 
 
 # The options of a repeat run (the other run options still apply: --concurrency, --rpm, …).
@@ -166,6 +223,7 @@ def _repeat(ctx: click.Context, store: Any, config_file: str | None, p: Mapping[
     from judges.repeat import RUNTIME_SETTINGS, plan_repeat
 
     given = _given(ctx, p)
+    p = {**p, "endpoints": _endpoints(_flag_urls(given), "command line (--base-url)", p)}
     flags = {f.name: declaration.flag(f, s) for f, s in declaration.operator_settings()}
     fixed = [f"--{flags[k]}" for k in given if k not in (*RUNTIME_SETTINGS, "temperature")]
     fixed += [f"--{v}" for k, v in NOT_WITH_REPEAT.items() if _typed(ctx, k)]
@@ -182,7 +240,7 @@ def _repeat(ctx: click.Context, store: Any, config_file: str | None, p: Mapping[
         store, p["repeat_of"], p["dataset"], sample=p["sample"], seed=p["seed"],
         temperature=given.get("temperature"), repeat=p["repeat_number"],
         runtime={k: v for k, v in given.items() if k in RUNTIME_SETTINGS},
-        concurrency=p["concurrency"], prices=p["prices"],
+        concurrency=_slots(p), prices=p["prices"],
     )  # fmt: skip
     header = f"Repeat of {rp.config.judge} on {p['dataset']}:"
     return _go(store, rp.config, rp.selection, rp.plan, p, recovered, header, rp.lines())
@@ -199,7 +257,7 @@ def _run(store: Any, config: JudgeConfig, p: Mapping[str, Any]) -> int:
         p["dataset"], csv_list(p["models"]), csv_list(p["skills"]), limit=p["limit"]
     )
     recovered = _recover(store)
-    plan = plan_run(store, config, selection, concurrency=p["concurrency"], prices=p["prices"])
+    plan = plan_run(store, config, selection, concurrency=_slots(p), prices=p["prices"])
     return _go(store, config, selection, plan, p, recovered, f"Judge {config.judge} on "
                f"{p['dataset']}:")  # fmt: skip
 
@@ -227,9 +285,11 @@ def _go(
         print(f"  {line}")
     if p["estimate_only"]:
         return 0
-    options = RunOptions(concurrency=p["concurrency"], rpm=p["rpm"], tpm=p["tpm"],
-                         max_retries=p["retries"], prices=p["prices"],
-                         store_wait_s=p["store_wait"])  # fmt: skip
+    pool = p.get("endpoints") or ()
+    options = RunOptions(concurrency=_slots(p), rpm=None if pool else p["rpm"],
+                         tpm=None if pool else p["tpm"], max_retries=p["retries"],
+                         prices=p["prices"], store_wait_s=p["store_wait"],
+                         endpoints=pool)  # fmt: skip
     progress, close = _progress(len(plan.calls))
     try:
         summary = run(store, config, selection, options, progress=progress)
@@ -252,7 +312,9 @@ def _progress(total: int) -> tuple[Callable[[Any], None], Callable[[], None]]:
 
     def progress(s: Any) -> None:
         bar.n = s.done
-        bar.set_postfix(ok=s.ok, failed=s.failed, errors=s.errors, calls=s.calls, refresh=False)
+        out = {"endpoint": s.endpoints[-1]} if s.endpoints else {}  # a pool's latest change
+        bar.set_postfix(ok=s.ok, failed=s.failed, errors=s.errors, calls=s.calls, **out,
+                        refresh=False)  # fmt: skip
         bar.refresh()
 
     return progress, bar.close
