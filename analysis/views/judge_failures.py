@@ -28,9 +28,10 @@ from analysis.core.filters import Filters, filter_sql
 from analysis.core.store import Store
 from analysis.stats.means import LEVEL, N_BOOT, bootstrap_weights, cluster_bootstrap_means
 from analysis.views.guidance import EmptyState
-from analysis.views.judge_leniency import ALL_SKILLS, export, load_scores, skill_labels
+from analysis.views.judge_leniency import ALL_SKILLS, load_scores, skill_labels
 from analysis.views.sample_detail import detail_link
 from analysis.views.scorers import skill_order
+from analysis.views.tables import table_bytes
 
 # The latest judgment of each LLM judge × instance × model in the slice; the skills its item
 # needs. The sequence orders judgments as they were written: the last one is the current one.
@@ -247,8 +248,8 @@ def rate_labels(r: Failures) -> dict[str, str]:
 
 
 def rates_csv(r: Failures, fmt: str = "csv") -> bytes:
-    return export(r.rates, fmt)
+    return table_bytes(r.rates, fmt)
 
 
 def failing_csv(r: Failures, fmt: str = "csv") -> bytes:
-    return export(r.failing, fmt)
+    return table_bytes(r.failing, fmt)

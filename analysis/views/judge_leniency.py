@@ -28,7 +28,7 @@ from analysis.core.store import Store
 from analysis.stats.means import LEVEL, N_BOOT, bootstrap_weights, cluster_bootstrap_means
 from analysis.views.guidance import EmptyState, import_command
 from analysis.views.scorers import skill_order
-from analysis.views.tables import csv_bytes, parquet_bytes
+from analysis.views.tables import table_bytes
 
 # Every latest score of the filtered slice with its scorer's kind and its criterion's scale.
 JUDGE_SCORES = """
@@ -251,14 +251,8 @@ def cells_table(r: Leniency) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def export(frame: pd.DataFrame, fmt: str = "csv") -> bytes:
-    """A table for download at full precision: CSV with formula-looking names neutralised
-    (judge and model names are untrusted), or Parquet."""
-    return parquet_bytes(frame) if fmt == "parquet" else csv_bytes(frame)
-
-
 def cells_csv(r: Leniency, fmt: str = "csv") -> bytes:
-    return export(r.cells, fmt)
+    return table_bytes(r.cells, fmt)
 
 
 def dist_skills(r: Leniency) -> list[str]:
@@ -282,4 +276,4 @@ def dist_table(r: Leniency, skill: str) -> pd.DataFrame:
 
 
 def dist_csv(r: Leniency, fmt: str = "csv") -> bytes:
-    return export(r.dist, fmt)
+    return table_bytes(r.dist, fmt)

@@ -31,7 +31,7 @@ from analysis.views.agreement import SCOPE_ALL, SCOPE_CRITERION, rater_agreement
 from analysis.views.criteria import criterion_labels
 from analysis.views.guidance import EmptyState
 from analysis.views.scorers import skill_order
-from analysis.views.tables import csv_bytes, for_people, parquet_bytes
+from analysis.views.tables import for_people, table_bytes
 from judges.config import BACKEND_NAMES
 from judges.repeat import RepeatPlan, plan_repeat, repeat_of
 
@@ -284,8 +284,7 @@ def _empty_table() -> pd.DataFrame:
 def stability_csv(result: Stability, level: str = "alpha_ordinal", fmt: str = "csv") -> bytes:
     """The CSV twin of ``stability_table``: the same rows and headers, full precision (or
     the same as Parquet)."""
-    table = stability_table(result, level, text=False)
-    return parquet_bytes(table) if fmt == "parquet" else csv_bytes(table)
+    return table_bytes(stability_table(result, level, text=False), fmt)
 
 
 def stability_table(

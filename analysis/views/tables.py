@@ -323,8 +323,12 @@ def people_csv(
     """The CSV twin of ``for_people(frame, labels=…, headers=…)``: the same rows, columns,
     labels and headers, numbers at full precision (``csv_bytes``); ``fmt="parquet"``: the
     same table as Parquet (``parquet_bytes``)."""
-    table = for_people(frame, labels=labels, headers=headers, text=False)
-    return parquet_bytes(table) if fmt == "parquet" else csv_bytes(table)
+    return table_bytes(for_people(frame, labels=labels, headers=headers, text=False), fmt)
+
+
+def table_bytes(frame: pd.DataFrame, fmt: str = "csv") -> bytes:
+    """A table's download: ``csv_bytes`` (for spreadsheets) or ``parquet_bytes`` (typed)."""
+    return parquet_bytes(frame) if fmt == "parquet" else csv_bytes(frame)
 
 
 def parquet_bytes(frame: pd.DataFrame) -> bytes:

@@ -16,6 +16,7 @@ from analysis.cli.main import main
 from analysis.core.store import Store
 from analysis.core.taxonomy import SKILLS
 from analysis.stats.agreement import LABELS
+from tests.app_fixtures import open_page
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
@@ -29,16 +30,7 @@ def db(app_db: Path) -> Path:
 
 
 def _page(state: dict | None = None) -> AppTest:
-    """Run the router once (it sets the sidebar's filters), then the page. Widget state is set
-    before the first run: AppTest drops the router's widgets on later runs."""
-    at = AppTest.from_file(APP, default_timeout=180)
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return open_page(PAGE, state)
 
 
 def _exact(at: AppTest) -> pd.DataFrame:

@@ -20,7 +20,7 @@ from analysis.core.store import Store
 from analysis.ingest.demo_panel import CLAUDE, VERBOSE
 from analysis.views import judge_length as jl
 from analysis.views import judge_self as js
-from tests.judges_page_fixtures import judges_page
+from tests.app_fixtures import judges_page
 from tests.store_fixtures import query
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from analysis.core.store import Store
 from analysis.stats.agreement import LABELS
 from analysis.views.agreement import SCOPE_CRITERION
 from analysis.views.judge_board import CEILING, BoardQuery, judge_board
-from tests.judges_page_fixtures import judges_page, plotly_array
+from tests.app_fixtures import judges_page, plotly_array
 from tests.views.test_judge_board import DATASET, HOSTILE, board_rows, build_store
 
 REPO = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ from analysis.ingest.demo_panel import LENIENT, LENIENT_SKILLS, PANEL
 from analysis.views import judge_failures as jf
 from analysis.views import judge_leniency as jl
 from analysis.views.tables import judge_label
-from tests.judges_page_fixtures import judges_page, plotly_array
+from tests.app_fixtures import judges_page, plotly_array
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")

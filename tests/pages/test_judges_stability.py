@@ -17,7 +17,7 @@ from analysis.core.store import Store
 from judges.config import JudgeConfig
 from judges.plan import Selection
 from judges.runner import RunOptions, run
-from tests.judges_page_fixtures import judges_page
+from tests.app_fixtures import judges_page
 from tests.openai_server import OpenAIServer
 from tests.store_fixtures import query
 

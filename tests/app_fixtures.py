@@ -1,5 +1,5 @@
-"""Shared by the Judges page's AppTest files (tests/pages/test_judges_*.py): open the page on a
-tab, and read plotly's numeric arrays out of a chart's JSON."""
+"""Shared by the AppTest files of the pages: open a page through the router, open the Judges
+page on a tab, and read plotly's numeric arrays out of a chart's JSON."""
 
 from __future__ import annotations
 
@@ -13,18 +13,22 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/judges.py"
 
 
-def judges_page(section: str, state: dict | None = None) -> AppTest:
-    """The router once (it sets the sidebar's filters), then the Judges page on ``section``.
-    Widget state is set before the first run: AppTest drops the router's widgets later."""
+def open_page(page: str, state: dict | None = None) -> AppTest:
+    """The router once (it sets the sidebar's filters), then ``page``. Widget state is set
+    before the first run: AppTest drops the router's widgets on later runs."""
     at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["jd_section"] = section
     for k, v in (state or {}).items():
         at.session_state[k] = v
     at.run()
-    at.switch_page(PAGE)
+    at.switch_page(page)
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def judges_page(section: str, state: dict | None = None) -> AppTest:
+    """The Judges page with ``section`` its open tab."""
+    return open_page(PAGE, {"jd_section": section, **(state or {})})
 
 
 def plotly_array(v) -> np.ndarray:
