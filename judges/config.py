@@ -27,8 +27,9 @@ from analysis.core.names import check_name, optional_name
 from analysis.ingest.file_checks import regular_file
 
 DEFAULT_PROMPT = "flask-v1"
-BACKEND_NAMES = ("openai", "transformers")  # judges.backends.BACKENDS (a test keeps them equal)
-
+BACKEND_NAMES = ("openai", "openai-batch", "transformers")  # = judges.backends.BACKENDS (tested)
+# Another backend's way to send calls: the same judge (name, fingerprint, cache keys) either way.
+SAME_JUDGE_AS = {"openai-batch": "openai"}
 
 FIELD_DEFAULT = object()  # a Setting's visitor_value: the field's own default
 
@@ -196,7 +197,8 @@ class JudgeConfig:
         extra += [f"t={self.temperature:g}"] if self.temperature else []
         extra += [] if self.max_tokens == 1024 else [f"max {self.max_tokens} tokens"]
         extra += ["json"] if self.structured else []
-        return f"{self.model} ({', '.join([self.backend, self.prompt_version, *extra])})"
+        kind = SAME_JUDGE_AS.get(self.backend, self.backend)
+        return f"{self.model} ({', '.join([kind, self.prompt_version, *extra])})"
 
     def fingerprint(self) -> dict:
         """What changes the judge's answers: not speed settings, never credentials, and not
@@ -204,8 +206,9 @@ class JudgeConfig:
         serve different models under one name different ``name``s)."""
         keep = ("backend", "model", "prompt_version", "rubric", "temperature")
         d = {k: getattr(self, k) for k in keep}  # not asdict(): it copies every field, per call
-        extra = {"max_tokens": self.max_tokens, "use_reference": self.use_reference}
-        d = d | extra | {"structured": self.structured}
+        d["backend"] = SAME_JUDGE_AS.get(self.backend, self.backend)
+        d |= {"max_tokens": self.max_tokens, "use_reference": self.use_reference,
+              "structured": self.structured}  # fmt: skip
         # Sampling: another name is another sample (self-consistency, judge-vs-itself
         # agreement), so answers are reused only under the same name.
         return d | {"name": self.judge} if self.temperature > 0 else d
@@ -412,7 +415,6 @@ def _parse(text: str, source: str, suffix: str) -> object:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        line = e.problem_mark.line + 1 if getattr(e, "problem_mark", None) else None
         problem = getattr(e, "problem", None) or str(e)
         raise InputError(source, line, None, f"not valid YAML: {problem}") from e

@@ -29,6 +29,13 @@ class RunOptions:
     # used: the endpoints' concurrencies add up). Empty: the judge's own base URL.
     endpoints: tuple[Any, ...] = ()
     probe_s: float = 5.0  # how long a taken-out endpoint waits before it is tried again
+    # The batch service (judges/batch_run.py): wait until every answer is stored (else submit,
+    # look once, and leave the batches running), how often to look, and its limits per batch
+    # (the OpenAI Batch API's: judges/batch_files.py).
+    wait: bool = True
+    poll_s: float = 30.0
+    batch_max_requests: int = 50_000
+    batch_max_bytes: int = 200 * 2**20
 
 
 @dataclass
@@ -57,6 +64,10 @@ class RunSummary:
     journal: str = ""  # the journal's path (where unstored answers wait)
     endpoints: list[str] = field(default_factory=list)  # a pool's endpoints taken out and back
     endpoint_status: list[str] = field(default_factory=list)  # a pool's endpoints at the end
+    batches: list[str] = field(default_factory=list)  # a batch run's parts, where each is
+    at_service: int = 0  # requests the batch service has answered, not yet stored
+    pending: int = 0  # requests in batches whose answers are not stored yet
+    notes: list[str] = field(default_factory=list)  # e.g. earlier batch runs tended first
 
     @property
     def done(self) -> int:
@@ -79,8 +90,20 @@ class RunSummary:
         if self.recovered:
             out.append(f"{self.recovered:,} answers of an interrupted run recovered first")
         out += [f"endpoint {line}" for line in self.endpoint_status] + self.endpoints
-        if self.cancelled:
+        out += self.batches + self.notes
+        if self.pending:
+            out.append(
+                f"{self.pending:,} requests are still at the batch service; `finegrain judge "
+                "--resume` (or Resume on the Re-judge page) stores their answers once they are "
+                "done, and never sends them again"
+            )
+        elif self.cancelled:
             out.append("cancelled: run the same command again to finish (answers so far are kept)")
+        if self.batches and self.errors and not self.pending:
+            out.append(
+                f"{self.errors:,} requests failed (reasons below): run the same selection again "
+                "to send only those, as a new batch"
+            )
         return out + self.problems() + [f"failure: {m}" for m in self.failures[:5]]
 
     def problems(self) -> list[str]:

@@ -45,6 +45,8 @@ ANSWER_TOKENS = 40
 FEEDBACK_TOKENS_PER_SKILL = 60
 LOCAL_TOKENS_PER_S = {"cpu": 15.0, "cuda": 400.0}  # generated tokens per second, per batch
 API_SECONDS_PER_CALL = 6.0
+BATCH_BACKEND = "openai-batch"  # judges/batch_run.py: the OpenAI Batch API
+BATCH_WINDOW_H = 24  # the only completion window the Batch API offers
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class Estimate:
     completion_tokens: int
     cost_usd: float | None  # None: the model is not in the price table
     seconds: float
+    window_h: float | None = None  # the batch service's completion window (the time is its)
+    waiting: int = 0  # items a pending batch of the judge asks already (not asked again)
 
     def lines(self) -> list[str]:
         cost = (
@@ -85,11 +89,19 @@ class Estimate:
             if self.cost_usd is None
             else (f"≈ ${self.cost_usd:,.2f}")
         )
+        time = (
+            f"time ≈ {self.seconds / 60:,.1f} min (rough)"
+            if self.window_h is None
+            else f"time: within {self.window_h:g} h (the batch service's window; often much less)"
+        )
+        wait = f", {self.waiting:,} waiting in a pending batch" if self.waiting else ""
         return [
-            f"{self.calls:,} calls to make, {self.cache_hits:,} answered by the cache (free)",
+            f"{self.calls:,} calls to make, {self.cache_hits:,} answered by the cache (free)"
+            + wait,
             f"≈ {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion tokens",
-            f"cost {cost}",
-            f"time ≈ {self.seconds / 60:,.1f} min (rough)",
+            f"cost {cost}"
+            + (" at batch prices" if self.window_h is not None and self.cost_usd else ""),
+            time,
         ]
 
 
@@ -200,6 +212,7 @@ def plan_run(
                 completion,
             )
         )
+    n_all, calls = len(calls), _not_waiting(store, config, sel, calls)
     keys = [c.cache_key for c in calls]
     with store.read() as con:
         cached = con.execute(CACHED_JUDGMENTS, [keys]).fetchall()
@@ -207,10 +220,19 @@ def plan_run(
     reuse = {k: (raw, pt or 0, ct or 0) for k, _j, _d, _i, _m, raw, pt, ct in cached}
     scales = {s: (r.scale_min, r.scale_max) for s, r in rubrics.items()}
     plan = Plan(config, sel, tuple(calls), done, reuse, scales, Estimate(0, 0, 0, 0, None, 0))
-    return _with_estimate(plan, concurrency, prices)
+    return _with_estimate(plan, concurrency, prices, waiting=n_all - len(calls))
 
 
-def _with_estimate(plan: Plan, concurrency: int, prices) -> Plan:
+def _not_waiting(store: Store, config: JudgeConfig, sel: Selection, calls: list[Call]) -> list:
+    """Items a pending batch of this judge asks already (judges/batch_run.py) are not asked
+    again, whichever way this run sends its calls: that batch's answers will be stored."""
+    from judges.batch_store import waiting
+
+    asked = waiting(store, config.judge, sel.dataset)
+    return [c for c in calls if (c.item.instance_id, c.item.model, c.cache_key) not in asked]
+
+
+def _with_estimate(plan: Plan, concurrency: int, prices, *, waiting: int = 0) -> Plan:
     todo = plan.to_call
     pt = sum(c.est_prompt_tokens for c in todo)
     ct = sum(c.est_completion_tokens for c in todo)
@@ -221,9 +243,11 @@ def _with_estimate(plan: Plan, concurrency: int, prices) -> Plan:
         batches = -(-len(todo) // max(cfg.batch_size, 1))
         cost, seconds = 0.0, batches * per_batch / LOCAL_TOKENS_PER_S.get(device, 15.0)
     else:
-        price = price_of(cfg.model, load_prices(prices) if not isinstance(prices, dict) else prices)
+        table = load_prices(prices) if not isinstance(prices, dict) else prices
+        price = price_of(cfg.model, table, batch=cfg.backend == BATCH_BACKEND)
         cost = price.cost(pt, ct) if price else None
         seconds = len(todo) * API_SECONDS_PER_CALL / max(concurrency, 1)
     hits = len(plan.calls) - sum(len(plan.sharing(c)) for c in todo)
-    est = Estimate(len(todo), hits, pt, ct, cost, seconds)
+    window = BATCH_WINDOW_H if cfg.backend == BATCH_BACKEND else None
+    est = Estimate(len(todo), hits, pt, ct, cost, seconds, window, waiting)
     return Plan(plan.config, plan.selection, plan.calls, plan.done, plan.reuse, plan.scales, est)

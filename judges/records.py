@@ -22,6 +22,21 @@ from analysis.core.store import Store
 # A lock file without a journal older than this is left over from a crash (see recover).
 ORPHAN_LOCK_AGE_S = 60.0
 
+# The run and judge rows a judging run starts with (the live runner, a batch run, a rewrite).
+START_RUN = """
+INSERT INTO runs (run_id, judge, dataset, source, status, n_items, repeat_number)
+VALUES (?, ?, ?, ?, 'running', ?, ?)
+"""
+
+JUDGE_ROW = "SELECT kind, backend FROM judges WHERE judge = ?"
+
+UPSERT_RUN_JUDGE = """
+INSERT INTO judges (judge, kind, backend, model, prompt_version, params)
+VALUES (?, 'llm', ?, ?, ?, ?)
+ON CONFLICT (judge) DO UPDATE SET backend = excluded.backend, model = excluded.model,
+    prompt_version = excluded.prompt_version, params = excluded.params
+"""
+
 RUNS_IN_PROGRESS = "SELECT run_id, judge, dataset FROM runs WHERE status = 'running'"
 
 # Counters follow what is stored, so they stay right whatever was resumed or replayed.
@@ -269,15 +284,21 @@ def write_records(store: Store, records: list[CallRecord]) -> int:
     by_run: dict[str, list[CallRecord]] = {}
     for r in records:
         by_run.setdefault(r.run_id, []).append(r)
-    new = 0
     with store.write() as con:
-        for run_id, recs in by_run.items():
-            stored = {tuple(r) for r in con.execute(STORED_ITEMS, [run_id]).fetchall()}
-            fresh = {r.item: r for r in recs if r.item not in stored}  # last answer wins
-            if not fresh:
-                continue
-            new += len(fresh)
-            _insert(con, list(fresh.values()))
+        return write_records_in(con, by_run)
+
+
+def write_records_in(con, by_run: dict[str, list[CallRecord]]) -> int:
+    """``write_records`` inside the caller's transaction (a batch's answers are stored with the
+    row that says so: judges/batch_run.py)."""
+    new = 0
+    for run_id, recs in by_run.items():
+        stored = {tuple(r) for r in con.execute(STORED_ITEMS, [run_id]).fetchall()}
+        fresh = {r.item: r for r in recs if r.item not in stored}  # last answer wins
+        if not fresh:
+            continue
+        new += len(fresh)
+        _insert(con, list(fresh.values()))
     return new
 
 

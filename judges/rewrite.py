@@ -45,8 +45,8 @@ from judges.plan import (
 )
 from judges.prices import load_prices, price_of
 from judges.prompts import TEMPLATES, Item
-from judges.records import live_runs, recover
-from judges.runner import DEFAULT_OPTIONS, START_RUN, _Run
+from judges.records import START_RUN, live_runs, recover
+from judges.runner import DEFAULT_OPTIONS, _Run
 
 REWRITE_PROMPT = "verbose-v1"
 REWRITE_TEMPLATES = TEMPLATES / "rewrites"

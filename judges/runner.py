@@ -22,10 +22,13 @@ from judges.config import JudgeConfig
 from judges.limits import RateLimiter
 from judges.outcome import Progress, RunOptions, RunSummary
 from judges.parsing import parse_judgment
-from judges.plan import Call, Plan, Selection, plan_run
+from judges.plan import BATCH_BACKEND, Call, Plan, Selection, plan_run
 from judges.prices import load_prices, price_of
 from judges.records import (
+    JUDGE_ROW,
     REFRESH_RUN_COUNTS,
+    START_RUN,
+    UPSERT_RUN_JUDGE,
     CallRecord,
     Journal,
     JournalError,
@@ -35,25 +38,11 @@ from judges.records import (
 )
 from judges.repeat import repeat_source
 
-START_RUN = """
-INSERT INTO runs (run_id, judge, dataset, source, status, n_items, repeat_number)
-VALUES (?, ?, ?, ?, 'running', ?, ?)
-"""
-
 FINISH_RUN = """
 UPDATE runs SET status = ?, finished_at = current_timestamp WHERE run_id = ?
 """
 
 DEFAULT_OPTIONS = RunOptions()
-
-JUDGE_ROW = "SELECT kind, backend FROM judges WHERE judge = ?"
-
-UPSERT_RUN_JUDGE = """
-INSERT INTO judges (judge, kind, backend, model, prompt_version, params)
-VALUES (?, 'llm', ?, ?, ?, ?)
-ON CONFLICT (judge) DO UPDATE SET backend = excluded.backend, model = excluded.model,
-    prompt_version = excluded.prompt_version, params = excluded.params
-"""
 
 
 def run(
@@ -80,7 +69,12 @@ def run(
     plan = plan_run(
         store, config, selection, concurrency=options.concurrency, prices=options.prices
     )
-    summary = asyncio.run(execute(store, plan, options, progress=progress, cancel=cancel))
+    if config.backend == BATCH_BACKEND:
+        from judges.batch_run import submit
+
+        summary = submit(store, plan, options, progress=progress, cancel=cancel)
+    else:
+        summary = asyncio.run(execute(store, plan, options, progress=progress, cancel=cancel))
     summary.recovered = recovered
     return summary
 

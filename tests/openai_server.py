@@ -11,6 +11,8 @@ block ends. Point the official SDK at it (``OpenAI(base_url=srv.base_url, api_ke
   scores come from ``scores_for(body)``, so a test can compute what a judge run should store.
 - ``port``/``share_port``: a fixed port, shareable by several servers (SO_REUSEPORT; each
   records only the requests it answered).
+- Batches: ``batches=BatchService(...)`` (tests/openai_batches.py) adds the Files and Batches
+  APIs; without it the server answers exactly as before.
 - Every request is recorded in ``srv.requests`` (headers incl. Authorization, JSON body, fault).
   Nothing is logged: the API key lives only in that in-memory record.
 """
@@ -28,7 +30,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the batch emulation imports this module; only its type is needed here
+    from tests.openai_batches import BatchService
 
 # "timeout" hangs, "reset" drops the socket with RST; the 200-kinds answer with bad content.
 FAULT_KINDS: tuple[str, ...] = (
@@ -274,6 +279,9 @@ class _Handler(BaseHTTPRequestHandler):
     # -- endpoints
     def do_GET(self) -> None:
         self._record(None, b"", None)
+        if self.server.owner.batches is not None and self.server.owner.batches.serves(self.path):
+            self.server.owner.batches.handle(self, b"")
+            return
         if self.path.split("?")[0].rstrip("/") != "/v1/models":
             self._json(404, _error(f"Unknown path {self.path}", "invalid_request_error", None))
             return
@@ -286,6 +294,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self._read_body()
+        if self.server.owner.batches is not None and self.server.owner.batches.serves(self.path):
+            self.server.owner.batches.handle(self, raw)  # records the request itself
+            return
         if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
             self._record(None, raw, None)
             self._json(404, _error(f"Unknown path {self.path}", "invalid_request_error", None))
@@ -300,6 +311,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, _error(problem[0], "invalid_request_error", problem[1], problem[2]))
             return
         self.server.owner._chat(self, body, raw)
+
+    def do_DELETE(self) -> None:
+        raw = self._read_body()
+        self._record(None, raw, None)
+        if self.server.owner.batches is not None and self.server.owner.batches.serves(self.path):
+            self.server.owner.batches.handle(self, raw)
+            return
+        self.send_error(501, f"Unsupported method ({self.command!r})")  # as without do_DELETE
 
 
 def _validate(body: Any) -> tuple[str, str, str | None] | None:
@@ -336,12 +355,16 @@ class OpenAIServer:
         models: Sequence[str] = (DEFAULT_MODEL,),
         port: int = 0,
         share_port: bool = False,
+        batches: BatchService | None = None,
     ) -> None:
         self.latency = latency
         self.faults = faults or FaultPlan()
         self.responder = responder or judge_answer
         self.hang_seconds = hang_seconds  # how long a "timeout" fault holds the connection
         self.models = tuple(models)
+        self.batches = batches  # the Files and Batches APIs (tests/openai_batches.py), if any
+        if batches is not None:
+            batches.attach(self)
         self.in_flight = 0  # chat requests being answered now
         self.max_in_flight = 0  # the most chat requests answered at once so far
         self._requests: list[Recorded] = []
@@ -378,6 +401,8 @@ class OpenAIServer:
     def close(self, wait: float = 2.0) -> None:
         """Stop serving: wake sleeping handlers, drop open connections, join the threads."""
         self._closing.set()
+        if self.batches is not None:
+            self.batches.close(wait)
         if self._thread.is_alive():
             self._httpd.shutdown()
         self._httpd.server_close()
@@ -446,29 +471,30 @@ class OpenAIServer:
         self._complete(h, body, content)
 
     def _complete(self, h: _Handler, body: dict, content: str) -> None:
+        h._json(200, self._completion(body, content))
+
+    def _completion(self, body: dict, content: str) -> dict:
+        """The chat.completion object answering ``body`` with ``content`` (batches reuse it)."""
         prompt, completion = tokens(prompt_text(body)), tokens(content)
-        h._json(
-            200,
-            {
-                "id": f"chatcmpl-{self._next_id():012x}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content, "refusal": None},
-                        "logprobs": None,
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": completion,
-                    "total_tokens": prompt + completion,
-                },
+        return {
+            "id": f"chatcmpl-{self._next_id():012x}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
             },
-        )
+        }
 
     def _fault(self, h: _Handler, body: dict, fault: Fault) -> None:
         kind = fault.kind

@@ -109,7 +109,7 @@ def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
     "api_key_env: a flag only); flags given here win",
 )
 @judge_options
-@click.option("--dataset", required=True, help="the dataset whose responses are judged")
+@click.option("--dataset", help="the dataset whose responses are judged  [required]")
 @click.option("--models", metavar="ID,ID,…", help="only these response models")
 @click.option("--skills", metavar="ID,ID,…", help="only these skills")
 @click.option("--limit", type=int, help="at most N responses")
@@ -123,6 +123,18 @@ def _given(ctx: click.Context, params: Mapping[str, Any]) -> dict[str, Any]:
               metavar="SECONDS", help="how long the end of a run waits for a store another "
               "process holds before leaving the answers in the journal")  # fmt: skip
 @click.option("--estimate-only", is_flag=True, help="print the estimate and stop")
+@click.option("--resume", is_flag=True,
+              help="openai-batch: store the answers of the pending batches (of --dataset, "
+              "if given) once the service has them; submits nothing; no judge options")  # fmt: skip
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="openai-batch: wait until every answer is stored, or submit (or look once) "
+              "and leave the batches running (--resume later)")  # fmt: skip
+@click.option("--poll", "poll_s", type=click.FloatRange(0.01), default=30.0, show_default=True,
+              metavar="SECONDS", help="openai-batch: how often to ask the service")  # fmt: skip
+@click.option("--max-batch-requests", type=click.IntRange(1), default=50_000, show_default=True,
+              help="openai-batch: requests per batch (the service's limit)")  # fmt: skip
+@click.option("--max-batch-mb", type=click.FloatRange(0.001), default=200.0, show_default=True,
+              help="openai-batch: megabytes per request file (the service's limit)")  # fmt: skip
 @click.option(
     "--repeat-of",
     metavar="JUDGE",
@@ -167,6 +179,10 @@ def judge(ctx: click.Context, db: str | None, config_file: str | None, **params:
       finegrain judge --repeat-of "gpt-4o-mini (openai, flask-v1)" \\
           --dataset demo --sample 200 --seed 0 --temperature 0.7
     """
+    if params["resume"]:
+        return _resume(ctx, open_store(db), config_file, params)
+    if not params["dataset"]:
+        raise click.UsageError("Missing option --dataset (the dataset whose responses to judge).")
     if params["repeat_of"] is not None:
         return _repeat(ctx, open_store(db), config_file, params)
     typed = [f"--{REPEAT_FLAGS[k]}" for k in REPEAT_FLAGS if _typed(ctx, k)]
@@ -278,25 +294,36 @@ def _go(
     recovered: int, header: str, intro: tuple[str, ...] | list[str] = (),
 ) -> int:  # fmt: skip
     """Print the estimate, then (unless --estimate-only) run with a progress bar."""
-    from judges.runner import RunOptions, run
+    from judges.runner import run
 
     print(header)
     for line in [*intro, *plan.estimate.lines()]:
         print(f"  {line}")
     if p["estimate_only"]:
         return 0
-    pool = p.get("endpoints") or ()
-    options = RunOptions(concurrency=_slots(p), rpm=None if pool else p["rpm"],
-                         tpm=None if pool else p["tpm"], max_retries=p["retries"],
-                         prices=p["prices"], store_wait_s=p["store_wait"],
-                         endpoints=pool)  # fmt: skip
     progress, close = _progress(len(plan.calls))
     try:
-        summary = run(store, config, selection, options, progress=progress)
+        summary = run(store, config, selection, _options(p), progress=progress)
     finally:
         close()
     summary.recovered += recovered
-    print("Summary:")
+    return _report(summary)
+
+
+def _options(p: Mapping[str, Any]) -> Any:
+    from judges.runner import RunOptions
+
+    pool = p.get("endpoints") or ()
+    return RunOptions(concurrency=_slots(p), rpm=None if pool else p["rpm"],
+                      tpm=None if pool else p["tpm"], max_retries=p["retries"],
+                      prices=p["prices"], store_wait_s=p["store_wait"], endpoints=pool,
+                      wait=p["wait"], poll_s=p["poll_s"],
+                      batch_max_requests=p["max_batch_requests"],
+                      batch_max_bytes=int(p["max_batch_mb"] * 2**20))  # fmt: skip
+
+
+def _report(summary: Any, title: str = "Summary:") -> int:
+    print(title)
     for line in summary.lines():
         print(f"  {line}")
     if summary.incomplete:  # never a success while paid answers are missing from the store
@@ -305,14 +332,42 @@ def _go(
     return 0
 
 
+def _resume(ctx: click.Context, store: Any, config_file: str | None, p: Mapping[str, Any]) -> int:
+    """``judge --resume``: tend the pending batch runs (judges/batch_run.py) with their stored
+    configuration; only where to look (--dataset), how (--poll, --no-wait) may be given."""
+    from judges.batch_run import resume
+
+    given = [f"--{k.replace('_', '-')}" for k in _given(ctx, p) if k != "api_key_env"]
+    given += ["--config"] if config_file else []
+    given += ["--repeat-of"] if p["repeat_of"] else []
+    if given:
+        raise click.UsageError(
+            f"--resume tends batches already submitted, with their own judge: {', '.join(given)} "
+            "cannot be given with it (only --dataset, --wait/--no-wait, --poll, --prices)."
+        )
+    progress, close = _progress(0)
+    try:
+        summaries = resume(store, dataset=p["dataset"], options=_options(p), progress=progress)
+    finally:
+        close()
+    if not summaries:
+        where = f" of '{p['dataset']}'" if p["dataset"] else ""
+        print(f"No pending batches{where}: every batch's answers are stored.")
+        return 0
+    codes = [_report(s, f"Batch run {s.run_id} ({s.judge}):") for s in summaries]
+    return max(codes)
+
+
 def _progress(total: int) -> tuple[Callable[[Any], None], Callable[[], None]]:
     from tqdm import tqdm
 
     bar = tqdm(total=total, unit="item", file=sys.stderr, dynamic_ncols=True)
 
     def progress(s: Any) -> None:
-        bar.n = s.done
+        bar.total = s.items  # --resume learns each run's size from the run
+        bar.n = s.done + s.at_service  # a batch's answers count once the service has them
         out = {"endpoint": s.endpoints[-1]} if s.endpoints else {}  # a pool's latest change
+        out |= {"batch": s.batches[-1].split(": ", 1)[-1][:40]} if s.batches else {}
         bar.set_postfix(ok=s.ok, failed=s.failed, errors=s.errors, calls=s.calls, **out,
                         refresh=False)  # fmt: skip
         bar.refresh()

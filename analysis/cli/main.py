@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from analysis.cli.batches import batches
 from analysis.cli.common import version
 from analysis.cli.data import agreement, demo, import_flask, import_scores
 from analysis.cli.export import export
@@ -53,6 +54,7 @@ def cli() -> None:
 for _command in (demo, import_flask, import_scores, agreement, judge, verbosity, export, serve):
     cli.add_command(_command)
 cli.add_command(report)
+cli.add_command(batches)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,8 +16,9 @@ SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 # 2: queue_items; 3: judgments.cache_key; 4: criteria per dataset (the `criteria` table, the
 # `dataset_skills` view; a v3 store's custom criteria move to the datasets that use them);
 # 5: score_sums (per model × instance sums the writes maintain; a v4 store's are filled in);
-# 6: families (judge and model → family, for the Judges page's self-preference).
-SCHEMA_VERSION = "6"
+# 6: families (judge and model → family, for the Judges page's self-preference);
+# 7: batches and batch_requests (judging through the OpenAI Batch API).
+SCHEMA_VERSION = "7"
 
 READ_SCHEMA_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 SET_SCHEMA_VERSION = "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)"

@@ -230,3 +230,43 @@ CREATE TABLE IF NOT EXISTS families (
 -- written (superseded), so the judge's current scores, and every page but Stability, never
 -- mix in resampled answers. NULL: any other run.
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeat_number INTEGER;
+
+-- v7: a judging run sent through the OpenAI Batch API (judges/batch_run.py): its request files
+-- ("parts", split at the service's limits), each journalled here before anything is waited on:
+-- the row and its requests first, then the uploaded file's id, then the batch's id, so a killed
+-- process (or the app restarted) picks the batch up again instead of submitting it twice (a
+-- batch created but not yet written here is found by its input file). `status` is the
+-- service's (validating, in_progress, finalizing, completed, failed, expired, cancelling,
+-- cancelled) once submitted, 'uploaded' before (or 'failed'/'cancelled' when it never got a
+-- batch); `stored_at` is set once every answer and error of the part is in `judgments`
+-- (written in the same transaction).
+CREATE TABLE IF NOT EXISTS batches (
+    run_id VARCHAR NOT NULL,
+    part INTEGER NOT NULL,
+    base_url VARCHAR NOT NULL,        -- the service's API (never a key)
+    key_env VARCHAR,                  -- the variable whose key it gets (NULL: no key is sent)
+    n_requests INTEGER NOT NULL,
+    n_bytes BIGINT NOT NULL,
+    input_file_id VARCHAR,
+    batch_id VARCHAR,
+    status VARCHAR NOT NULL,
+    n_completed INTEGER NOT NULL DEFAULT 0,
+    n_failed INTEGER NOT NULL DEFAULT 0,
+    output_file_id VARCHAR,
+    error_file_id VARCHAR,
+    errors VARCHAR,                   -- why the service failed or ended the batch
+    updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    stored_at TIMESTAMP,              -- NULL: answers still to store (a pending batch)
+    PRIMARY KEY (run_id, part)
+);
+
+-- v7: what each request line of a batch part asks: the items sharing one prompt (its cache key,
+-- the line's custom_id) and the skills it scores, so answers are stored without planning again.
+CREATE TABLE IF NOT EXISTS batch_requests (
+    run_id VARCHAR NOT NULL,
+    part INTEGER NOT NULL,
+    custom_id VARCHAR NOT NULL,
+    instance_id VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    skills VARCHAR[] NOT NULL
+);

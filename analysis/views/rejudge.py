@@ -23,7 +23,9 @@ from analysis.views.agreement import (
 )
 from analysis.views.criteria import criterion_labels, split_labels, with_labels
 from analysis.views.tables import for_people
-from judges.config import JudgeConfig, default, page_settings, value_type
+from judges import batch_store
+from judges.config import SAME_JUDGE_AS, JudgeConfig, default, page_settings, value_type
+from judges.plan import Estimate, Selection, plan_run
 
 # Responses in the sidebar's slice (no judge condition), the "by filters" re-judge selection.
 REJUDGE_CANDIDATES = """
@@ -66,6 +68,17 @@ def selection(
     with store.read() as con:
         rows = con.execute(REJUDGE_CANDIDATES.format(where=where), [*params, limit])
         return tuple((i, m) for i, m in rows.fetchall())
+
+
+def estimate(
+    store: Store, config: JudgeConfig, filters: Filters, source: str, limit: int, concurrency: int
+) -> Estimate:
+    """The estimate of re-judging ``selection(filters, source, limit)`` with ``config``. Only
+    the estimate, not the plan, is returned (and cached by the page): a plan holds every prompt,
+    about 6 KB per item (120 MB for 20,000), and a cache holds one per form change."""
+    items = selection(store, filters, source, limit)
+    sel = Selection(filters.dataset, items=items)
+    return plan_run(store, config, sel, concurrency=concurrency).estimate
 
 
 def user_file(store: Store, text: str) -> str | None:
@@ -162,10 +175,48 @@ def visitor_config(store: Store, values: dict[str, Any], prompt_file: str) -> Ju
     values["prompt_version"] = user_file(store, prompt_file) or values["prompt_version"]
     for fld, s in page_settings():
         name = fld.name
-        if s.backend is not None and s.backend != backend:
+        if s.backend is not None and s.backend != SAME_JUDGE_AS.get(backend, backend):
             del values[name]  # e.g. the server of an OpenAI judge, for a local one
         elif s.widget == "file":
             values[name] = user_file(store, values[name]) or default(name)
         elif value_type(name)[1] and isinstance(values[name], str):
             values[name] = values[name].strip() or None
     return JudgeConfig.from_mapping(values, "the Re-judge form", visitor=True)
+
+
+# The pending batches table: what each column is called on the page.
+PENDING_HEADERS = {
+    "run_id": "Run",
+    "started_at": "Started",
+    "parts": "Parts",
+    "requests": "Requests",
+    "answered": "Answered",
+    "failed": "Failed",
+    "statuses": "Statuses",
+}
+
+
+@dataclass(frozen=True)
+class PendingBatches:
+    table: pd.DataFrame  # one row per batch run, for reading
+    runs: tuple[tuple[str, str], ...]  # (run_id, judge) in the table's order
+
+
+def pending_batches(store: Store, dataset: str) -> PendingBatches:
+    """Batch runs of this dataset whose answers are not all stored yet (read from the store,
+    so they show after a restart): run, judge, model, start, parts, requests, how many the
+    service has answered and failed, and the parts' statuses."""
+    runs = batch_store.pending_runs(store, dataset)
+    cols = ["run_id", "judge", "model", "started_at", "parts", "requests", "answered", "failed"]
+    frame = pd.DataFrame(
+        [
+            (r.run_id, r.judge, r.model, r.started_at, r.parts, r.requests,
+             r.completed + r.failed, r.failed, r.statuses)  # answered: completed or failed
+            for r in runs
+        ],
+        columns=[*cols, "statuses"],
+    )  # fmt: skip
+    started = pd.to_datetime(frame["started_at"])
+    frame["started_at"] = started.dt.strftime("%Y-%m-%d %H:%M:%S") if len(frame) else started
+    table = for_people(frame, headers=PENDING_HEADERS, counts=cols[4:])
+    return PendingBatches(table, tuple((r.run_id, r.judge) for r in runs))

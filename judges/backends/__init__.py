@@ -13,6 +13,7 @@ from judges.config import JudgeConfig
 # name → module path (imported lazily) holding a ``create(config, *, concurrency) -> Backend``
 BACKENDS = {
     "openai": "judges.backends.openai_compat",
+    "openai-batch": "judges.backends.openai_batch",  # a whole run as batches (judges/batch_run.py)
     "transformers": "judges.backends.local_model",
 }
 

@@ -127,6 +127,12 @@ def _answer(r: httpx2.Response) -> tuple[str, Any, Any]:
         if content_type.endswith("json"):
             raise _malformed(type(e).__name__) from e
         data = None
+    return chat_answer(data)
+
+
+def chat_answer(data: Any) -> tuple[str, Any, Any]:
+    """(text, prompt tokens, completion tokens) of a chat completion's JSON (a live answer's, or
+    one line of a batch's output file: the same reading, so the same judgment either way)."""
     if not isinstance(data, dict) or "choices" not in data:  # e.g. an HTML proxy page
         raise _malformed("not a chat completion")
     try:
@@ -139,21 +145,44 @@ def _answer(r: httpx2.Response) -> tuple[str, Any, Any]:
         raise _malformed("not a chat completion") from e
     if not isinstance(text, str):
         raise _malformed("not a chat completion")
-    return text, tokens[0] or 0, tokens[1] or 0
+    return text, _count(tokens[0]), _count(tokens[1])
+
+
+def _count(value: Any) -> int:
+    """A token count as the server gave it; 0 when absent or not a sane number (a count must not
+    cost the answer it came with)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return int(value) if ok and math.isfinite(value) and value >= 0 else 0
+
+
+def server_and_key(config: JudgeConfig) -> tuple[str, str | None]:
+    """The server a judge's calls go to, and the operator's key if it may go there: the
+    operator's key never goes to a server a dashboard visitor typed in."""
+    operator_url = os.environ.get("OPENAI_BASE_URL") or _DEFAULT_URL
+    base_url = config.base_url or operator_url
+    trusted = config.trust_base_url or _same(base_url, operator_url)
+    key = os.environ.get(config.api_key_env) if trusted else None
+    if not key and base_url.rstrip("/") == _DEFAULT_URL:
+        raise CallError(
+            f"No API key: set the environment variable {config.api_key_env}.", retryable=False
+        )
+    return base_url, key
+
+
+def chat_body(c: JudgeConfig, messages: list[dict]) -> bytes:
+    """The chat request as ``chat.completions.create`` sends it: its keys in its order, JSON as
+    the SDK writes it (a batch's request line carries the same bytes)."""
+    out = {"model": c.model, "messages": messages, "max_tokens": c.max_tokens}
+    if c.structured:
+        out["response_format"] = {"type": "json_object"}
+    out["temperature"] = c.temperature
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 class OpenAIBackend:
     def __init__(self, config: JudgeConfig, concurrency: int = 8) -> None:
         self.config = config
-        operator_url = os.environ.get("OPENAI_BASE_URL") or _DEFAULT_URL
-        base_url = config.base_url or operator_url
-        trusted = config.trust_base_url or _same(base_url, operator_url)
-        # The operator's key never goes to a server a dashboard visitor typed in.
-        key = os.environ.get(config.api_key_env) if trusted else None
-        if not key and base_url.rstrip("/") == _DEFAULT_URL:
-            raise CallError(
-                f"No API key: set the environment variable {config.api_key_env}.", retryable=False
-            )
+        base_url, key = server_and_key(config)
         # The SDK only configures: the URL as it joins it, its headers (user agent, platform,
         # organisation and project from the environment). Local servers accept any key.
         tls = httpx2.create_ssl_context()  # one for all pools: each costs ~40 ms to load
@@ -182,14 +211,7 @@ class OpenAIBackend:
         self.busy = [0] * len(self.pools)
 
     def body(self, messages: list[dict]) -> bytes:
-        """The chat request as ``chat.completions.create`` sends it: its keys in its order,
-        JSON as the SDK writes it."""
-        c = self.config
-        out = {"model": c.model, "messages": messages, "max_tokens": c.max_tokens}
-        if c.structured:
-            out["response_format"] = {"type": "json_object"}
-        out["temperature"] = c.temperature
-        return json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        return chat_body(self.config, messages)
 
     async def complete(self, messages: list[dict]) -> Completion:
         c = self.config

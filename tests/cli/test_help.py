@@ -15,8 +15,8 @@ from analysis.cli.main import main, version
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "numpy", "scipy", "duckdb", "openai", "streamlit", "judges.runner", "tqdm")
 COMMANDS = (
-    "agreement", "demo", "export", "import-flask", "import-scores", "judge", "report", "serve",
-    "verbosity",
+    "agreement", "batches", "demo", "export", "import-flask", "import-scores", "judge", "report",
+    "serve", "verbosity",
 )  # fmt: skip
 
 

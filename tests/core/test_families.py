@@ -109,7 +109,7 @@ def test_a_v5_store_upgrades_in_place(demo_db, tmp_path):
     assert jf.families(fresh).empty  # a read upgrades the older store first
     assert query(fresh, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (schema.SCHEMA_VERSION,)]  # fmt: skip
-    assert schema.SCHEMA_VERSION == "6"
+    assert schema.SCHEMA_VERSION == "7"
     assert query(fresh, counts) == before
     jf.set_families(fresh, ROWS)
     fresh.ensure()  # idempotent: the mapping stays

@@ -120,8 +120,11 @@ def test_v3_store_upgrades_in_place_keeping_every_row(v3):
     v3.ensure()
     assert query(v3, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (schema.SCHEMA_VERSION,)]  # fmt: skip
-    assert schema.SCHEMA_VERSION == "6"
+    assert schema.SCHEMA_VERSION == "7"
     after = rows(v3)
+    # v7 adds the (empty) tables of batch runs.
+    assert query(v3, "SELECT (SELECT count(*) FROM batches), (SELECT count(*) FROM batch_requests)"
+                 ) == [(0, 0)]  # fmt: skip
     # v6 adds runs.repeat_number: NULL on every run written before (none was a repeat).
     assert query(v3, "SELECT count(*) FROM runs WHERE repeat_number IS NOT NULL") == [(0,)]
     after["runs"] = query(v3, "SELECT * EXCLUDE (repeat_number) FROM runs ORDER BY ALL")
@@ -203,7 +206,7 @@ def test_a_read_only_command_upgrades_an_old_store_first(v3, tmp_path):
     )  # fmt: skip
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert "coherence" in out.stdout
-    assert query(v3, "SELECT value FROM meta WHERE key = 'schema_version'") == [("6",)]
+    assert query(v3, "SELECT value FROM meta WHERE key = 'schema_version'") == [("7",)]
     data = radar.radar_data(Store(v3.path), Filters("beta", "h")).table
     assert data[["axis", "mean", "scale_min", "scale_max"]].values.tolist() == [
         ["coherence", 2.5, 1.0, 3.0]]  # fmt: skip

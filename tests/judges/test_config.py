@@ -84,7 +84,7 @@ def test_whole_numbers_are_numbers_but_not_booleans():
         ({"temperature": "hot"}, "temperature", "expected a number, got 'hot' (a string)"),
         ({"temperature": 2.5}, "temperature", "expected a value from 0 to 2, got 2.5"),
         ({"batch_size": 0}, "batch_size", "expected at least 1, got 0"),
-        ({"backend": "vllm"}, "backend", "expected one of openai, transformers, got 'vllm'"),
+        ({"backend": "vllm"}, "backend", "expected one of openai, openai-batch, transformers"),
         ({"trust_base_url": False}, "trust_base_url", "depends on where the judge runs"),
         (["backend", "openai"], None, "expected a mapping of settings"),
     ],

@@ -222,7 +222,7 @@ def test_the_api_key_never_reaches_the_store_journal_or_output(store, monkeypatc
 
 
 def test_unknown_backend_lists_the_known_ones():
-    with pytest.raises(NotFoundError, match="Known backends: openai, transformers"):
+    with pytest.raises(NotFoundError, match="Known backends: openai, openai-batch, transformers"):
         backends.create(JudgeConfig("nonesuch", "m"))
 
 
