@@ -5,21 +5,30 @@ what lets a killed process or a restarted app pick a batch up again instead of p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from analysis.core.store import Store
 from judges.backends.openai_batch import BatchState
+from judges.records import journal_dir
 
 BATCH_SOURCE = "batch judge run on {dataset}"  # runs.source of a batch run
 
 INSERT_PART = """
-INSERT INTO batches (run_id, part, base_url, key_env, n_requests, n_bytes, input_file_id,
-                     status)
-VALUES (?, ?, ?, ?, ?, ?, ?, 'uploaded')
+INSERT INTO batches (run_id, part, base_url, key_env, n_requests, n_bytes, status)
+VALUES (?, ?, ?, ?, ?, ?, 'planned')
 """
+
+SET_UPLOADED = """
+UPDATE batches SET input_file_id = ?, status = 'uploaded', updated_at = current_timestamp
+WHERE run_id = ? AND part = ?
+"""
+
+UNSTORED_PARTS = "SELECT count(*) FROM batches WHERE run_id = ? AND stored_at IS NULL"
+
 
 INSERT_REQUESTS = """
 INSERT INTO batch_requests (run_id, part, custom_id, instance_id, model, skills)
@@ -32,7 +41,7 @@ UPDATE batches SET batch_id = ?, status = ?, n_completed = ?, n_failed = ?, outp
 WHERE run_id = ? AND part = ?
 """
 
-# A part that will never reach the service (cancelled before its batch was made).
+# A part that will never reach the service (cancelled before its batch was made, given up).
 SET_LOCAL_STATUS = """
 UPDATE batches SET status = ?, errors = ?, updated_at = current_timestamp
 WHERE run_id = ? AND part = ?
@@ -59,7 +68,8 @@ SELECT r.run_id, r.judge, r.dataset, r.started_at, j.model,
        count(*) AS parts, sum(b.n_requests) AS requests,
        sum(b.n_completed) AS completed, sum(b.n_failed) AS failed,
        string_agg(DISTINCT b.status, ', ' ORDER BY b.status) AS statuses,
-       (SELECT count(*) FROM batch_requests q WHERE q.run_id = r.run_id) AS items
+       (SELECT count(*) FROM batch_requests q JOIN batches u USING (run_id, part)
+        WHERE q.run_id = r.run_id AND u.stored_at IS NULL) AS items
 FROM batches b JOIN runs r USING (run_id) LEFT JOIN judges j USING (judge)
 WHERE b.stored_at IS NULL
   AND (? IS NULL OR r.dataset = ?) AND (? IS NULL OR r.judge = ?) AND (? IS NULL OR r.run_id = ?)
@@ -77,7 +87,7 @@ WHERE b.stored_at IS NULL AND r.judge = ? AND r.dataset = ?
 # Batch runs that never got a part (killed before the first upload was written down).
 EMPTY_RUNS = """
 SELECT run_id FROM runs
-WHERE status = 'running' AND source LIKE 'batch judge run on %'
+WHERE status = 'running' AND starts_with(source, ?)
   AND run_id NOT IN (SELECT run_id FROM batches)
 """
 
@@ -128,25 +138,20 @@ class PendingRun:
     completed: int
     failed: int
     statuses: str
-    items: int = 0  # the items its requests answer (items sharing a prompt share a request)
+    items: int = 0  # the items still to store (items sharing a prompt share a request)
+
+
+def part_file(store: Store, run_id: str, part: int) -> Path:
+    """The local copy of a part's request file, kept until the service has the file."""
+    return journal_dir(store) / f"{run_id}.part{part}.jsonl"
 
 
 def add_part(
-    con, run_id: str, part: int, client: Any, requests: pd.DataFrame, n_bytes: int, file_id: str
+    con: Any, run_id: str, part: int, client: Any, requests: pd.DataFrame, n_bytes: int
 ) -> None:
-    """Journal an uploaded part (in the caller's transaction): its file and what it asks."""
-    con.execute(
-        INSERT_PART,
-        [
-            run_id,
-            part,
-            client.base_url,
-            client.key_env,
-            int(requests["custom_id"].nunique()),
-            n_bytes,
-            file_id,
-        ],
-    )
+    """Journal a planned part (in the caller's transaction): where it goes, what it asks."""
+    n = int(requests["custom_id"].nunique())
+    con.execute(INSERT_PART, [run_id, part, client.base_url, client.key_env, n, n_bytes])
     con.register("new_requests", requests.assign(run_id=run_id, part=part))
     con.execute(INSERT_REQUESTS)
     con.unregister("new_requests")
@@ -168,6 +173,12 @@ def set_state(store: Store, p: Part, s: BatchState) -> None:
                 p.part,
             ],
         )
+
+
+def set_uploaded(store: Store, p: Part, file_id: str) -> Part:
+    with store.write() as con:
+        con.execute(SET_UPLOADED, [file_id, p.run_id, p.part])
+    return replace(p, input_file_id=file_id, status="uploaded")
 
 
 def set_local_status(store: Store, p: Part, status: str, why: str) -> None:
@@ -209,5 +220,6 @@ def waiting(store: Store, judge: str, dataset: str) -> set[tuple[str, str, str]]
 
 
 def empty_runs(store: Store) -> list[str]:
+    prefix = BATCH_SOURCE.split("{")[0]
     with store.read() as con:
-        return [r for (r,) in con.execute(EMPTY_RUNS).fetchall()]
+        return [r for (r,) in con.execute(EMPTY_RUNS, [prefix]).fetchall()]

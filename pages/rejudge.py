@@ -25,7 +25,8 @@ from pages.common import bind, cached, empty_state, filters, plain, show_error, 
 
 # The form's session keys are rj_<field>, but for these (kept from before: tests set them).
 KEYS = {"prompt_version": "rj_prompt", "use_reference": "rj_ref"}
-MAX_LIMIT = 200_000  # "by filters": a batch run judges tens of thousands of responses
+MAX_LIMIT = 50_000  # "by filters", through the batch service (the command line takes any size)
+LIVE_MAX = 5_000  # live calls from the page (each prompt is held in the app's memory meanwhile)
 LARGE = 1_000  # from here on, the page suggests the batch service (half the price)
 
 
@@ -165,7 +166,9 @@ def _batch_progress(j: JudgeJob) -> None:
                     disabled=j.run_id is None,
                     help="The service stops its unfinished requests; the answered ones are "
                     "stored when it has."):  # fmt: skip
-        _cancel_at_service(j.run_id or "")
+        # The job holds the run: it stops first, then the run is cancelled and resumed.
+        st.session_state["rj_cancel_after"] = j.run_id
+        j.cancel.set()
 
 
 @st.fragment(run_every=0.5)
@@ -229,6 +232,9 @@ def job_area() -> None:
     _progress()
     job: JudgeJob | None = st.session_state.get("rj_job")
     if job is not None and job.done:
+        after = st.session_state.pop("rj_cancel_after", None)
+        if after:  # "Cancel the batch" stopped the job: now cancel at the service, then store
+            _resume(after, cancel_first=True)
         results(job)
 
 
@@ -284,6 +290,16 @@ if form_values["backend"] == "openai" and len(items) >= LARGE:
         icon=":material/savings:",
     )
 
+cap = MAX_LIMIT if form_values["backend"] == "openai-batch" else LIVE_MAX
+if len(items) > cap:
+    st.warning(
+        f"{len(items):,} responses selected: the page judges at most {LIVE_MAX:,} with live "
+        f"calls and {MAX_LIMIT:,} through the batch service (backend openai-batch). Lower "
+        "'At most', or use `finegrain judge` on the command line, which takes any size.",
+        icon=":material/warning:",
+    )
+    job_area()
+    st.stop()
 try:
     config = rejudge.visitor_config(store(), form_values, prompt_file)
 except FinegrainError as e:

@@ -337,13 +337,16 @@ def _resume(ctx: click.Context, store: Any, config_file: str | None, p: Mapping[
     configuration; only where to look (--dataset), how (--poll, --no-wait) may be given."""
     from judges.batch_run import resume
 
-    given = [f"--{k.replace('_', '-')}" for k in _given(ctx, p) if k != "api_key_env"]
+    allowed = {"dataset", "wait", "poll_s", "prices", "retries", "resume"}
+    given = [f"--{k.replace('_', '-')}" for k in _given(ctx, p)]
+    given += [f"--{k.replace('_', '-')}" for k in p if k not in allowed and _typed(ctx, k)
+              and f"--{k.replace('_', '-')}" not in given]  # fmt: skip
     given += ["--config"] if config_file else []
-    given += ["--repeat-of"] if p["repeat_of"] else []
     if given:
         raise click.UsageError(
-            f"--resume tends batches already submitted, with their own judge: {', '.join(given)} "
-            "cannot be given with it (only --dataset, --wait/--no-wait, --poll, --prices)."
+            f"--resume tends batches already submitted, each with its own judge, server and key "
+            f"variable: {', '.join(sorted(given))} cannot be given with it (only --dataset, "
+            "--wait/--no-wait, --poll, --prices, --retries)."
         )
     progress, close = _progress(0)
     try:

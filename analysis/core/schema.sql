@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS runs (
     source VARCHAR,
     started_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
     finished_at TIMESTAMP,
-    status VARCHAR NOT NULL,          -- running, complete, cancelled, failed
+    status VARCHAR NOT NULL,          -- running, complete, cancelled, failed, interrupted, expired
     n_items INTEGER DEFAULT 0,
     n_ok INTEGER DEFAULT 0,
     n_failed INTEGER DEFAULT 0,
@@ -232,14 +232,16 @@ CREATE TABLE IF NOT EXISTS families (
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS repeat_number INTEGER;
 
 -- v7: a judging run sent through the OpenAI Batch API (judges/batch_run.py): its request files
--- ("parts", split at the service's limits), each journalled here before anything is waited on:
--- the row and its requests first, then the uploaded file's id, then the batch's id, so a killed
--- process (or the app restarted) picks the batch up again instead of submitting it twice (a
--- batch created but not yet written here is found by its input file). `status` is the
--- service's (validating, in_progress, finalizing, completed, failed, expired, cancelling,
--- cancelled) once submitted, 'uploaded' before (or 'failed'/'cancelled' when it never got a
--- batch); `stored_at` is set once every answer and error of the part is in `judgments`
--- (written in the same transaction).
+-- ("parts", split at the service's limits). Every part and its requests are written with the run
+-- row, before anything is sent (a local copy of each file waits in the journal folder until the
+-- service has it); then each part's uploaded file id, then its batch id, each as soon as the
+-- service gives it. So a killed process (or the app restarted) sends what was never sent and
+-- picks the batches up again instead of submitting them twice (a batch made but not yet written
+-- here is found by its input file). `status`: 'planned', 'uploaded', then the service's
+-- (validating, in_progress, finalizing, completed, failed, expired, cancelling, cancelled), or
+-- 'failed'/'cancelled'/'forgotten' set here for a part that never got a batch or was given up;
+-- `stored_at` is set once every answer and error of the part is in `judgments` (written in the
+-- same transaction).
 CREATE TABLE IF NOT EXISTS batches (
     run_id VARCHAR NOT NULL,
     part INTEGER NOT NULL,

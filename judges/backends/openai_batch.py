@@ -78,9 +78,10 @@ def _state(b: Any) -> BatchState:
 def _wrap(e: Exception, doing: str) -> BatchError:
     if isinstance(e, openai.APIStatusError):
         code = e.status_code
-        hint = " (check the API key variable)" if code in (401, 403) else ""
         retry = code in (408, 409, 429) or code >= 500
-        return BatchError(f"{doing}: HTTP {code}{hint}: {e.message}", retryable=retry)
+        if code in (401, 403):  # the service's text may quote part of the key: not kept
+            return BatchError(f"{doing}: HTTP {code} (check the API key variable)", retryable=False)
+        return BatchError(f"{doing}: HTTP {code}: {e.message}", retryable=retry)
     if isinstance(e, openai.APITimeoutError):
         return BatchError(f"{doing}: timed out", retryable=True)
     if isinstance(e, openai.APIConnectionError):

@@ -105,6 +105,10 @@ def test_batches_cancel_then_resume_records_the_cancelled_requests(store, capsys
 def test_resume_refuses_judge_options_and_judge_needs_a_dataset(store, capsys):
     code = main(["judge", "--db", str(store.path), "--resume", "--model", "x"])
     assert code == 2 and "--model cannot be given" in capsys.readouterr().err
+    for extra in (["--limit", "3"], ["--estimate-only"], ["--api-key-env", "OTHER"],
+                  ["--max-batch-requests", "5"]):  # fmt: skip
+        code = main(["judge", "--db", str(store.path), "--resume", *extra])
+        assert code == 2 and f"{extra[0]} cannot be given" in capsys.readouterr().err
     code = main(["judge", "--db", str(store.path), "--backend", "openai", "--model", "x"])
     assert code == 2 and "Missing option --dataset" in capsys.readouterr().err
 

@@ -115,6 +115,8 @@ def test_an_expired_batch_stores_what_ran_and_records_the_rest(store):
     assert query(store, "SELECT DISTINCT status FROM batches ORDER BY 1") == [
         ("completed",), ("expired",)]  # fmt: skip
     assert again.ok == 70
+    statuses = query(store, "SELECT status FROM runs WHERE judge = ? ORDER BY started_at", [JUDGE])
+    assert statuses == [("expired",), ("complete",)]
 
 
 def test_a_batch_the_service_fails_records_every_item_with_its_reason(store):
@@ -160,9 +162,8 @@ def test_a_batch_made_but_never_written_down_is_found_not_made_again(store, monk
 
     with OpenAIServer(batches=BatchService()) as srv:
         monkeypatch.setattr(batch_tend.batch_store, "set_state", lost)
-        with pytest.raises(KeyboardInterrupt):
-            run(store, _batch(srv), sel, FAST)
-        assert srv.batches.submissions == 1
+        stopped = run(store, _batch(srv), sel, FAST)  # Ctrl-C: stops, keeps what it has
+        assert stopped.cancelled and stopped.pending == 25 and srv.batches.submissions == 1
         assert query(store, "SELECT batch_id, status FROM batches") == [(None, "uploaded")]
         monkeypatch.setattr(batch_tend.batch_store, "set_state", real)
         (done,) = resume(store, options=FAST)

@@ -256,9 +256,15 @@ def test_cancel_the_batch_while_waiting_records_every_request_as_not_run(app_db)
         at = _page(_form(srv, rj_backend="openai-batch"))
         job = _waiting(at, srv, 4)
         _button(at, "rj_cancel_batch").click().run()
-        assert job.wait(30)  # it kept waiting until the cancelled batch was stored
+        assert job.wait(30)  # the job lets go of the run first…
+        at.run()  # …then the page cancels it at the service and resumes it to store it
+        after = at.session_state["rj_job"]
+        assert after is not job and after.run_id == job.run_id
+        assert after.wait(30)
         at.run()
         assert not at.exception, [e.message for e in at.exception]
+        assert srv.batches.submissions == 1
+    job = after
     assert (job.summary.ok, job.summary.errors, job.summary.pending) == (0, 4, 0)
     rows = _query(app_db, "SELECT error FROM judgments WHERE run_id = ?", [job.summary.run_id])
     assert rows == [(CANCELLED,)] * 4
@@ -280,13 +286,21 @@ def test_a_large_selection_suggests_the_batch_service(app_db, backend, hint):
     assert ("costs half" in infos) is hint
 
 
-def test_the_limit_takes_up_to_200000_and_a_link_may_ask_for_it(app_db):
+@pytest.mark.parametrize(("backend", "estimated"), [("openai", False), ("openai-batch", True)])
+def test_a_link_may_ask_for_50000_which_only_the_batch_service_takes(app_db, backend, estimated):
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params["source"] = "filters"
-    at.query_params["limit"] = "200000"
+    at.query_params["limit"] = "50000"
     at.run()
+    at.session_state["rj_backend"] = backend
     at.switch_page("pages/rejudge.py").run()
     assert not at.exception, [e.message for e in at.exception]
-    assert at.session_state["rj_limit"] == 200_000
+    assert at.session_state["rj_limit"] == 50_000
     box = next(n for n in at.number_input if n.key == "rj_limit")
-    assert box.max == 200_000
+    assert box.max == 50_000
+    n = int(_query(app_db, "SELECT count(*) FROM responses WHERE dataset = 'demo' "
+                           "AND text IS NOT NULL", [])[0][0])  # fmt: skip
+    assert n > 5_000  # the whole demo is selected: over the live cap, under the batch one
+    warned = " ".join(w.value for w in at.warning)
+    assert ("judges at most 5,000 with live calls" in warned) is not estimated
+    assert any("Estimate for" in m.value for m in at.markdown) is estimated
