@@ -4,8 +4,9 @@ Scores are ordinal with few distinct values (1–5, or means of a few annotators
 statistic here is a function of the contingency table of (A value, B value) pairs. That is what
 makes 1,000 instance-level bootstrap resamples cheap: a resample's table is the weighted sum of
 per-instance tables (one matrix product), and every statistic is computed for all resamples at
-once from their tables. Data with more than ``MAX_LEVELS`` distinct values (truly continuous
-scores) goes through ``pair_stats_raw``, which works on the pairs themselves.
+once from their tables. Data with many distinct values (a mean of a dozen judges has a few
+hundred) keeps the tables while they stay small next to the pairs (``use_tables``); truly
+continuous scores go through ``pair_stats_raw``, which works on the pairs themselves.
 
 Formulas (checked against scipy, scikit-learn and krippendorff in
 tests/stats/test_agreement_stats.py):
@@ -38,8 +39,22 @@ LABELS = {
     "alpha_ordinal": "Krippendorff α (ordinal)",
     "alpha_interval": "Krippendorff α (interval)",
 }
-MAX_LEVELS = 100  # distinct values above which the table method gives way to the raw one
+MAX_LEVELS = 100  # distinct values up to which the table method is always used
+# Beyond: tables while their cells (tables × K²) are at most this many per pair. A resample
+# costs ~30 ns per cell by tables and ~3 µs per pair expanded (bench/agreement_levels.py), so
+# a mean of 12 judges (~185 values) over 4,800 pairs takes 1 s instead of 15 s per 1,000.
+CELLS_PER_PAIR = 50
+MAX_TABLE_CELLS = 4_000_000  # and at most this many cells per resample (memory)
 _TOL = 1e-9  # value equality for exact / within-1 agreement on real-valued scores
+
+
+def use_tables(n_values: int, n_pairs: int, n_tables: int) -> bool:
+    """Whether ``n_tables`` contingency tables over ``n_values`` distinct scores compute the
+    statistics of ``n_pairs`` pairs faster than the pairs themselves (same values either way,
+    to 1e-12)."""
+    cells = n_tables * n_values**2
+    small = cells <= CELLS_PER_PAIR * n_pairs and cells <= MAX_TABLE_CELLS
+    return n_values <= MAX_LEVELS or small
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:

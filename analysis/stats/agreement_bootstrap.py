@@ -23,6 +23,7 @@ from analysis.stats.agreement import (
     corr_rows,
     pair_stats_raw,
     pair_stats_table,
+    use_tables,
 )
 from analysis.stats.ranks import Ratios, ratios
 
@@ -123,7 +124,7 @@ def pooled(
     resamples.
     """
     values = np.unique(np.concatenate([a, b]))
-    if len(values) > MAX_LEVELS:
+    if not use_tables(len(values), len(a), n_groups):
         if keep is not None:  # raw: each group on its own, so the others can simply go
             a, b, cluster, group, n_groups = _kept(a, b, cluster, group, keep)
         point, boots = _pooled_raw(a, b, cluster, group, n_groups, weights)

@@ -8,7 +8,7 @@ CIs side by side overlap far more often than the paired one covers zero).
 
 Statistics are those of ``stats.agreement`` (every one of ``STATISTICS``), computed from
 per-instance contingency tables of (scorer, reference) as ``agreement_bootstrap.pooled`` does;
-data with more than ``MAX_LEVELS`` distinct values goes through the pairs themselves.
+data with too many distinct values for tables (``use_tables``) goes through the pairs themselves.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats.agreement import MAX_LEVELS, STATISTICS, pair_stats_raw, pair_stats_table
+from analysis.stats.agreement import STATISTICS, pair_stats_raw, pair_stats_table, use_tables
 from analysis.stats.agreement_bootstrap import (
     CELLS_PER_CHUNK,
     LEVEL,
@@ -48,7 +48,7 @@ def paired_agreement(
     """
     x, y, ref = (np.asarray(v, dtype=np.float64) for v in (x, y, ref))
     values = np.unique(np.concatenate([x, y, ref]))
-    if len(values) <= MAX_LEVELS:
+    if use_tables(len(values), 2 * len(x), 2 * n_groups):
         point, boots = _tables(x, y, ref, cluster, group, n_groups, weights, values)
     else:
         point, boots = _raw(x, y, ref, cluster, group, n_groups, weights)

@@ -66,13 +66,20 @@ def _data(kind: str, n: int = 240, seed: int = 3) -> tuple[np.ndarray, np.ndarra
     if kind == "means of 3":
         a = rng.integers(3, 16, n) / 3
         return a, np.clip(np.round(a + rng.normal(0, 0.7, n)), 1, 5), None
-    if kind == "continuous":  # > MAX_LEVELS distinct values: the raw path
+    if kind == "means of 12":  # a panel's mean, N/A allowed: ~180 values, still tables
+        n = 2400
+        truth = rng.integers(1, 6, n)
+        panel = np.clip(truth[:, None] + rng.integers(-1, 2, (n, 12)), 1, 5).astype(float)
+        panel[rng.random((n, 12)) < 0.15] = np.nan
+        return np.nanmean(panel, axis=1), np.clip(truth + rng.integers(-1, 2, n), 1, 5), None
+    if kind == "continuous":  # too many distinct values for tables: the raw path
         a = rng.uniform(1, 5, n)
         return a, a + rng.normal(0, 0.8, n), None
     raise ValueError(kind)
 
 
-KINDS = ["1-5 ties", "1-3", "0-1", "1-10", "1-4 unused level", "means of 3", "continuous"]
+KINDS = ["1-5 ties", "1-3", "0-1", "1-10", "1-4 unused level", "means of 3", "means of 12",
+         "continuous"]  # fmt: skip
 
 
 def _pooled_point(a, b, clusters=None):
@@ -91,6 +98,29 @@ def test_every_statistic_equals_the_reference_libraries(kind):
     for s in STATISTICS:
         assert table[s] == pytest.approx(ref[s], abs=TOL), (kind, s)
         assert raw[s] == pytest.approx(ref[s], abs=TOL), (kind, s)
+
+
+@pytest.mark.parametrize(("kind", "tables"), [("means of 12", True), ("continuous", False)])
+def test_many_levels_keep_the_tables_while_they_are_small_with_the_raw_paths_values(
+    kind, tables, monkeypatch
+):
+    """Beyond MAX_LEVELS the tables stay while they are small next to the pairs: the same
+    values and intervals (same resamples) as expanding every resample's pairs."""
+    from analysis.stats import agreement as ag
+
+    a, b, _ = _data(kind)
+    values = np.unique(np.concatenate([a, b]))
+    assert len(values) > ag.MAX_LEVELS
+    assert ag.use_tables(len(values), len(a), 1) is tables
+    if not tables:
+        return
+    clusters = np.arange(len(a)) % 300
+    w = bootstrap_weights(300, 30, 0)
+    fast = boot.pooled(a, b, clusters, np.zeros(len(a), int), 1, w)
+    monkeypatch.setattr(boot, "use_tables", lambda *_: False)  # every resample expanded
+    slow = boot.pooled(a, b, clusters, np.zeros(len(a), int), 1, w)
+    for col in ("value", "ci_low", "ci_high", "n", "n_instances"):
+        np.testing.assert_allclose(fast[col], slow[col], rtol=0, atol=1e-9, err_msg=col)
 
 
 def test_known_answers_identical_and_reversed():

@@ -70,3 +70,29 @@ def test_cis_equal_a_loop_over_the_same_resamples(continuous):
         lo, hi = np.nanquantile(boot, [0.025, 0.975])
         assert got.loc[side, "ci_low"] == pytest.approx(lo, abs=1e-9)
         assert got.loc[side, "ci_high"] == pytest.approx(hi, abs=1e-9)
+
+
+def test_a_panels_mean_keeps_the_tables_with_the_raw_paths_values(monkeypatch):
+    """x: the mean of 12 judges (N/A allowed, ~190 distinct values), y: one judge, ref: the
+    mean of 3 humans. Tables while they are small: the same values and intervals as expanding
+    every resample's pairs."""
+    from analysis.stats import agreement as ag
+    from analysis.stats import paired_agreement as pa
+
+    rng = np.random.default_rng(5)
+    n = 2400
+    truth = rng.integers(1, 6, n)
+    panel = np.clip(truth[:, None] + rng.integers(-1, 2, (n, 12)), 1, 5).astype(float)
+    panel[rng.random((n, 12)) < 0.15] = np.nan
+    x = np.nanmean(panel, axis=1)
+    y = np.clip(truth + rng.integers(-1, 2, n), 1, 5).astype(float)
+    ref = np.clip(truth[:, None] + rng.integers(-1, 2, (n, 3)), 1, 5).mean(axis=1)
+    cluster, group = rng.integers(0, 300, n), (np.arange(n) % 2).astype(int)
+    values = np.unique(np.concatenate([x, y, ref]))
+    assert len(values) > ag.MAX_LEVELS and ag.use_tables(len(values), 2 * n, 4)
+    w = bootstrap_weights(300, 20, 0)
+    fast = paired_agreement(x, y, ref, cluster, group, 2, w)
+    monkeypatch.setattr(pa, "use_tables", lambda *_: False)
+    slow = paired_agreement(x, y, ref, cluster, group, 2, w)
+    for col in ("value", "ci_low", "ci_high", "n", "n_instances"):
+        np.testing.assert_allclose(fast[col], slow[col], rtol=0, atol=1e-9, err_msg=col)
