@@ -4,13 +4,13 @@
 
 The mean of a dozen judges' 1–5 scores (N/A allowed) takes a few hundred distinct values, more
 than ``MAX_LEVELS``. Such data used to leave the contingency tables for the raw path (every
-resample's pairs expanded); ``stats.agreement.use_tables`` now keeps the tables while they are
-small next to the pairs. Builds the store of bench/judge_board.py (FLASK size: 1,740 instances ×
-10 models × 3 skills, --judges LLM judges, 3 humans on --human-instances instances), then times
-the page's call, warm and in process: ``agreement(store, AgreementQuery(f, "kind:llm",
-"kind:human"), sections=("stats",))``, once by the rule and (baseline, same run) once with every
-resample expanded, and prints both, their ratio and the largest difference of any value or
-bound (the same resamples: equal to 1e-9).
+resample's pairs expanded); ``stats.agreement.grid_for`` now keeps tables, over each side's own
+values, while they are small next to the pairs. Builds the store of bench/judge_board.py (FLASK
+size: 1,740 instances × 10 models × 3 skills, --judges LLM judges, 3 humans on
+--human-instances instances), then times the page's call, warm and in process:
+``agreement(store, AgreementQuery(f, "kind:llm", "kind:human"), sections=("stats",))``, once by
+the rule and (baseline, same run) once with every resample expanded, and prints both, their
+ratio and the largest difference of any value or bound (the same resamples: equal to 1e-9).
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ def _stats(store, f: Filters):
 
 
 def _raw_everywhere(on: bool) -> None:
-    rule = (lambda *_: False) if on else ag.use_tables
-    agreement_bootstrap.use_tables = rule
-    paired_agreement.use_tables = rule
+    rule = (lambda *_: None) if on else ag.grid_for
+    agreement_bootstrap.grid_for = rule
+    paired_agreement.grid_for = rule
 
 
 def main() -> None:

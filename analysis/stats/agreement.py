@@ -5,8 +5,9 @@ statistic here is a function of the contingency table of (A value, B value) pair
 makes 1,000 instance-level bootstrap resamples cheap: a resample's table is the weighted sum of
 per-instance tables (one matrix product), and every statistic is computed for all resamples at
 once from their tables. Data with many distinct values (a mean of a dozen judges has a few
-hundred) keeps the tables while they stay small next to the pairs (``use_tables``); truly
-continuous scores go through ``pair_stats_raw``, which works on the pairs themselves.
+hundred) keeps tables, over each side's own values, while they stay small next to the pairs
+(``grid_for``); truly continuous scores go through ``pair_stats_raw``, which works on the pairs
+themselves.
 
 Formulas (checked against scipy, scikit-learn and krippendorff in
 tests/stats/test_agreement_stats.py):
@@ -40,21 +41,51 @@ LABELS = {
     "alpha_interval": "Krippendorff α (interval)",
 }
 MAX_LEVELS = 100  # distinct values up to which the table method is always used
-# Beyond: tables while their cells (tables × K²) are at most this many per pair. A resample
-# costs ~30 ns per cell by tables and ~3 µs per pair expanded (bench/agreement_levels.py), so
-# a mean of 12 judges (~185 values) over 4,800 pairs takes 1 s instead of 15 s per 1,000.
+# Beyond: tables over each side's values while their cells (tables × Kx × Ky) are at most this
+# many per pair. A resample costs ~30 ns per cell by tables and ~3 µs per pair expanded
+# (bench/agreement_levels.py: a mean of 12 judges against the humans' mean).
 CELLS_PER_PAIR = 50
 MAX_TABLE_CELLS = 4_000_000  # and at most this many cells per resample (memory)
 _TOL = 1e-9  # value equality for exact / within-1 agreement on real-valued scores
 
 
-def use_tables(n_values: int, n_pairs: int, n_tables: int) -> bool:
-    """Whether ``n_tables`` contingency tables over ``n_values`` distinct scores compute the
-    statistics of ``n_pairs`` pairs faster than the pairs themselves (same values either way,
-    to 1e-12)."""
-    cells = n_tables * n_values**2
-    small = cells <= CELLS_PER_PAIR * n_pairs and cells <= MAX_TABLE_CELLS
-    return n_values <= MAX_LEVELS or small
+class Grid:
+    """The score values along contingency tables' rows (A) and columns (B): one list for both
+    (square tables over few values), or each side's own (a panel's mean has a few hundred
+    values, the humans' a dozen: Kx × Ky cells instead of K²)."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray | None = None) -> None:
+        self.square = y is None
+        self.x, self.y = x, (x if y is None else y)
+        self.shape = (len(self.x), len(self.y))
+        self.cells = self.shape[0] * self.shape[1]
+        if not self.square:
+            union = np.unique(np.concatenate([self.x, self.y]))
+            self.ix, self.iy = np.searchsorted(union, self.x), np.searchsorted(union, self.y)
+            self.k = len(union)
+
+    def codes(self, a: np.ndarray, b: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """The cell of each pair (a, b) in its table (tables laid end to end)."""
+        ky = self.shape[1]
+        return table * self.cells + np.searchsorted(self.x, a) * ky + np.searchsorted(self.y, b)
+
+    def stats(self, t: np.ndarray) -> dict[str, np.ndarray]:
+        if self.square:
+            return pair_stats_table(t, self.x)
+        return pair_stats_rect(t, self.x, self.y, self.ix, self.iy, self.k)
+
+
+def grid_for(a: np.ndarray, b: np.ndarray, n_pairs: int, n_tables: int) -> Grid | None:
+    """The grid of ``n_tables`` tables of A's scores ``a`` against B's ``b``: square over every
+    value when there are few; each side's own values while those tables stay small next to the
+    pairs; None when expanding the pairs is cheaper (``pair_stats_raw``). Same values either
+    way, to 1e-12."""
+    values = np.unique(np.concatenate([a, b]))
+    if len(values) <= MAX_LEVELS:
+        return Grid(values)
+    grid = Grid(np.unique(a), np.unique(b))
+    cells = n_tables * grid.cells
+    return grid if cells <= CELLS_PER_PAIR * n_pairs and cells <= MAX_TABLE_CELLS else None
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -90,14 +121,14 @@ def _kendall_table(t: np.ndarray, n: np.ndarray, rows: np.ndarray, cols: np.ndar
     # counts, so every step is integer arithmetic, exact in float64 in any order. One row i of
     # every table at a time, bottom up (u then holds the rows below it): the temporaries are a
     # row of the tables, not the tables, and stay in cache, whatever the tables' memory layout.
-    k = t.shape[-1]
+    # Rows and columns may differ in number (``pair_stats_rect``).
     tt = np.moveaxis(t, (-2, -1), (0, 1))  # a view: (i, j, *tables)
     u = np.zeros_like(tt[0])  # (j, *tables): Σ_{i'>i} t_i'j
     s = np.zeros(tt.shape[2:])
-    for i in range(k - 2, -1, -1):
+    for i in range(t.shape[-2] - 2, -1, -1):
         u += tt[i + 1]
         side = np.cumsum(u, axis=0)  # Σ_{j'≤j} u_ij'
-        total = side[k - 1].copy()  # Σ_j' u_ij'
+        total = side[-1].copy()  # Σ_j' u_ij'
         side *= -2
         side += u
         side += total  # Σ_{j'>j} u − Σ_{j'<j} u = total − 2·Σ_{j'≤j} u + u_ij
@@ -125,31 +156,65 @@ def alpha_from_coincidence(o: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     return out
 
 
-def pair_stats_table(t: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
-    """Every statistic for contingency tables t (..., K, K) of (A, B) over sorted ``values``."""
-    t = np.asarray(t, dtype=np.float64)
-    k = len(values)
+def _marginal_stats(t: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[dict, np.ndarray, ...]:
+    """Every statistic but α for tables t (..., Kx, Ky) with row values x and column values y,
+    and the tables' row and column sums."""
     rows, cols = t.sum(axis=-1), t.sum(axis=-2)
     n = rows.sum(-1)
-    # Statistics linear in the table, all in one matrix product over its K² cells.
-    diff = np.abs(values[:, None] - values[None, :]).ravel()
-    linear = t.reshape(*t.shape[:-2], k * k) @ np.column_stack(
+    # Statistics linear in the table, all in one matrix product over its cells.
+    diff = np.abs(x[:, None] - y[None, :]).ravel()
+    linear = t.reshape(*t.shape[:-2], len(x) * len(y)) @ np.column_stack(
         [diff, diff <= _TOL, diff <= 1 + _TOL, diff**2]
     )
     mae, exact, within1, mse = np.moveaxis(_div(linear, n[..., None]), -1, 0)
-    ma, mb = _div(rows @ values, n), _div(cols @ values, n)
-    va = _div((rows * (values - ma[..., None]) ** 2).sum(-1), n)
-    vb = _div((cols * (values - mb[..., None]) ** 2).sum(-1), n)
+    ma, mb = _div(rows @ x, n), _div(cols @ y, n)
+    va = _div((rows * (x - ma[..., None]) ** 2).sum(-1), n)
+    vb = _div((cols * (y - mb[..., None]) ** 2).sum(-1), n)
     out = {
         "spearman": _weighted_pearson(t, rows, cols, midranks(rows), midranks(cols)),
         "kendall": _kendall_table(t, n, rows, cols),
-        "pearson": _weighted_pearson(t, rows, cols, values, values),
+        "pearson": _weighted_pearson(t, rows, cols, x, y),
         "mae": mae,
         "exact": exact,
         "within1": within1,
         "qwk": 1 - _div(mse, va + vb + (ma - mb) ** 2),
     }
+    return out, rows, cols
+
+
+def pair_stats_table(t: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Every statistic for contingency tables t (..., K, K) of (A, B) over sorted ``values``."""
+    t = np.asarray(t, dtype=np.float64)
+    out, _, _ = _marginal_stats(t, values, values)
     out.update(alpha_from_coincidence(t + np.swapaxes(t, -1, -2), values))
+    return out
+
+
+def pair_stats_rect(
+    t: np.ndarray, x: np.ndarray, y: np.ndarray, ix: np.ndarray, iy: np.ndarray, k: int
+) -> dict[str, np.ndarray]:
+    """Every statistic for tables t (..., Kx, Ky) whose rows take A's values x and columns B's
+    values y (sorted), each at its index (ix, iy) among the k values of both: when A has many
+    values and B few (a panel's mean against the humans'), far fewer cells than the square
+    tables of ``pair_stats_table``, with the same statistics (to 1e-12)."""
+    t = np.asarray(t, dtype=np.float64)
+    out, rows, cols = _marginal_stats(t, x, y)
+    # α over the coincidences of both sides' values: their pooled counts over the k values.
+    nc = np.zeros((*rows.shape[:-1], k))
+    np.add.at(np.moveaxis(nc, -1, 0), ix, np.moveaxis(rows, -1, 0))
+    np.add.at(np.moveaxis(nc, -1, 0), iy, np.moveaxis(cols, -1, 0))
+    union = np.zeros(k)
+    union[ix], union[iy] = x, y
+    pooled = nc.sum(-1)
+    for name, v in (("alpha_ordinal", midranks(nc)), ("alpha_interval", union)):
+        v = np.broadcast_to(v, nc.shape)
+        d = v - _div((nc * v).sum(-1), pooled)[..., None]  # centred, as in the square case
+        dx, dy = d[..., ix], d[..., iy]
+        # Σ o_ck (d_c − d_k)² with o = t + tᵀ on the k values: 2 Σ_ij t_ij (dx_i − dy_j)²
+        cross = np.einsum("...ij,...i,...j->...", t, dx, dy)
+        observed = 2 * ((rows * dx**2).sum(-1) + (cols * dy**2).sum(-1) - 2 * cross)
+        spread = 2 * pooled * (nc * d**2).sum(-1)
+        out[name] = 1 - _div((pooled - 1) * observed, spread)
     return out
 
 

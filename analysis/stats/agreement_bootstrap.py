@@ -21,9 +21,8 @@ from analysis.stats.agreement import (
     alpha_from_coincidence,
     alpha_raw,
     corr_rows,
+    grid_for,
     pair_stats_raw,
-    pair_stats_table,
-    use_tables,
 )
 from analysis.stats.ranks import Ratios, ratios
 
@@ -123,16 +122,16 @@ def pooled(
     them all: the same grid of score values, the same point tables and the same chunks of
     resamples.
     """
-    values = np.unique(np.concatenate([a, b]))
-    if not use_tables(len(values), len(a), n_groups):
+    grid = grid_for(a, b, len(a), n_groups)
+    if grid is None:
         if keep is not None:  # raw: each group on its own, so the others can simply go
             a, b, cluster, group, n_groups = _kept(a, b, cluster, group, keep)
         point, boots = _pooled_raw(a, b, cluster, group, n_groups, weights)
     elif keep is None:
-        point = _point_tables(a, b, group, n_groups, values)
-        boots = _boot_tables(a, b, cluster, group, n_groups, weights, values)
+        point = _point_tables(a, b, group, n_groups, grid)
+        boots = _boot_tables(a, b, cluster, group, n_groups, weights, grid)
     else:
-        point = {s: v[keep] for s, v in _point_tables(a, b, group, n_groups, values).items()}
+        point = {s: v[keep] for s, v in _point_tables(a, b, group, n_groups, grid).items()}
         n_all = n_groups
         a, b, cluster, group, n_groups = _kept(a, b, cluster, group, keep)
         # A matrix product in the statistics (MAE, κ) sums in another order when it sees one
@@ -140,7 +139,7 @@ def pooled(
         data = (a, b, cluster, group, n_groups)
         if n_groups == 1 and n_all > 1:
             data = (np.tile(a, 2), np.tile(b, 2), np.tile(cluster, 2), np.r_[group, group + 1], 2)
-        boots = _boot_tables(*data, weights, values, n_all)
+        boots = _boot_tables(*data, weights, grid, n_all)
         boots = {s: v[:, :n_groups] for s, v in boots.items()}
     out = _frame(point, boots, STATISTICS, level)
     out = out.merge(_counts(cluster, group, n_groups), on="group")
@@ -155,28 +154,20 @@ def _kept(a, b, cluster, group, keep):
     return a[sel], b[sel], cluster[sel], code, len(keep)
 
 
-def _cells(a, b, group, values):
-    k = len(values)
-    return group * k * k + np.searchsorted(values, a) * k + np.searchsorted(values, b)
+def _point_tables(a, b, group, n_groups, grid):
+    tables = np.bincount(grid.codes(a, b, group), minlength=n_groups * grid.cells)
+    return grid.stats(tables.astype(np.float64).reshape(n_groups, *grid.shape))
 
 
-def _point_tables(a, b, group, n_groups, values):
-    k = len(values)
-    tables = np.bincount(_cells(a, b, group, values), minlength=n_groups * k * k)
-    return pair_stats_table(tables.astype(np.float64).reshape(n_groups, k, k), values)
-
-
-def _boot_tables(a, b, cluster, group, n_groups, weights, values, chunk_groups=None):
+def _boot_tables(a, b, cluster, group, n_groups, weights, grid, chunk_groups=None):
     """Every statistic of every resample's tables. The resamples go in chunks of the size the
     computation of ``chunk_groups`` groups would use (by default, these groups)."""
-    k = len(values)
-    col = _cells(a, b, group, values)
-    counts = cell_counts(cluster, col)
-    step = max(1, CELLS_PER_CHUNK // ((chunk_groups or n_groups) * k * k))
+    counts = cell_counts(cluster, grid.codes(a, b, group))
+    step = max(1, CELLS_PER_CHUNK // ((chunk_groups or n_groups) * grid.cells))
     chunks = []
     for start in range(0, weights.shape[0], step):
-        tables = table_sums(weights[start : start + step], counts, n_groups * k * k)
-        chunks.append(pair_stats_table(tables.reshape(-1, n_groups, k, k), values))
+        tables = table_sums(weights[start : start + step], counts, n_groups * grid.cells)
+        chunks.append(grid.stats(tables.reshape(-1, n_groups, *grid.shape)))
     return {s: np.concatenate([c[s] for c in chunks]) for s in STATISTICS}
 
 

@@ -8,7 +8,7 @@ CIs side by side overlap far more often than the paired one covers zero).
 
 Statistics are those of ``stats.agreement`` (every one of ``STATISTICS``), computed from
 per-instance contingency tables of (scorer, reference) as ``agreement_bootstrap.pooled`` does;
-data with too many distinct values for tables (``use_tables``) goes through the pairs themselves.
+data with too many distinct values for tables (``grid_for``) goes through the pairs themselves.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats.agreement import STATISTICS, pair_stats_raw, pair_stats_table, use_tables
+from analysis.stats.agreement import STATISTICS, grid_for, pair_stats_raw
 from analysis.stats.agreement_bootstrap import (
     CELLS_PER_CHUNK,
     LEVEL,
@@ -47,9 +47,9 @@ def paired_agreement(
     'gap'), statistic, value, ci_low, ci_high, n (pairs), n_instances.
     """
     x, y, ref = (np.asarray(v, dtype=np.float64) for v in (x, y, ref))
-    values = np.unique(np.concatenate([x, y, ref]))
-    if use_tables(len(values), 2 * len(x), 2 * n_groups):
-        point, boots = _tables(x, y, ref, cluster, group, n_groups, weights, values)
+    grid = grid_for(np.concatenate([x, y]), ref, 2 * len(x), 2 * n_groups)
+    if grid is not None:
+        point, boots = _tables(x, y, ref, cluster, group, n_groups, weights, grid)
     else:
         point, boots = _raw(x, y, ref, cluster, group, n_groups, weights)
     values, resampled = [], []  # per (statistic, side), in the rows' order
@@ -81,27 +81,19 @@ def _counts(cluster: np.ndarray, group: np.ndarray, n_groups: int) -> pd.DataFra
     return pd.DataFrame({"group": np.arange(n_groups), "n": n, "n_instances": n_inst})
 
 
-def _tables(x, y, ref, cluster, group, n_groups, weights, values):
+def _tables(x, y, ref, cluster, group, n_groups, weights, grid):
     """Point values (2G,) and resamples (R, 2G) per statistic; column 2g + side."""
-    k = len(values)
-    r = np.searchsorted(values, ref)
-    cols = np.concatenate(
-        [
-            (2 * group + side) * k * k + np.searchsorted(values, s) * k + r
-            for side, s in enumerate((x, y))
-        ]
-    )
+    cols = np.concatenate([grid.codes(s, ref, 2 * group + side) for side, s in enumerate((x, y))])
     counts = cell_counts(np.tile(cluster, 2), cols)
-    n_cells = 2 * n_groups * k * k
+    n_cells = 2 * n_groups * grid.cells
     point_tables = np.bincount(cols, minlength=n_cells).astype(np.float64)
-    point = pair_stats_table(point_tables.reshape(2 * n_groups, k, k), values)
+    point = grid.stats(point_tables.reshape(2 * n_groups, *grid.shape))
     step = max(1, CELLS_PER_CHUNK // n_cells)
     chunks = [
-        pair_stats_table(
+        grid.stats(
             table_sums(weights[start : start + step], counts, n_cells).reshape(
-                -1, 2 * n_groups, k, k
-            ),
-            values,
+                -1, 2 * n_groups, *grid.shape
+            )
         )
         for start in range(0, weights.shape[0], step)
     ]

@@ -111,13 +111,13 @@ def test_many_levels_keep_the_tables_while_they_are_small_with_the_raw_paths_val
     a, b, _ = _data(kind)
     values = np.unique(np.concatenate([a, b]))
     assert len(values) > ag.MAX_LEVELS
-    assert ag.use_tables(len(values), len(a), 1) is tables
+    assert (ag.grid_for(a, b, len(a), 1) is not None) is tables
     if not tables:
         return
     clusters = np.arange(len(a)) % 300
     w = bootstrap_weights(300, 30, 0)
     fast = boot.pooled(a, b, clusters, np.zeros(len(a), int), 1, w)
-    monkeypatch.setattr(boot, "use_tables", lambda *_: False)  # every resample expanded
+    monkeypatch.setattr(boot, "grid_for", lambda *_: None)  # every resample expanded
     slow = boot.pooled(a, b, clusters, np.zeros(len(a), int), 1, w)
     for col in ("value", "ci_low", "ci_high", "n", "n_instances"):
         np.testing.assert_allclose(fast[col], slow[col], rtol=0, atol=1e-9, err_msg=col)
@@ -302,3 +302,23 @@ def test_system_level_equals_scipy_on_model_means():
     m0 = pd.DataFrame({"m": model[idx], "a": a[idx], "b": b[idx]}).groupby("m").mean()
     r0 = corr_rows(m0["a"].to_numpy()[None, :], m0["b"].to_numpy()[None, :])
     assert r0["pearson"][0] == pytest.approx(stats.pearsonr(m0["a"], m0["b"]).statistic, abs=TOL)
+
+
+def test_tables_over_each_sides_values_equal_the_square_tables():
+    """A panel's mean (many values) against one judge (five): Kx × Ky tables give every
+    statistic of the K × K tables over all values, one table or a stack of them."""
+    from analysis.stats.agreement import pair_stats_rect, pair_stats_table
+
+    a, b, _ = _data("means of 12")
+    x, y, u = np.unique(a), np.unique(b), np.unique(np.concatenate([a, b]))
+    rng = np.random.default_rng(8)
+    split = rng.integers(0, 3, len(a))  # three tables of different sizes
+    rect = np.zeros((3, len(x), len(y)))
+    square = np.zeros((3, len(u), len(u)))
+    np.add.at(rect, (split, np.searchsorted(x, a), np.searchsorted(y, b)), 1)
+    np.add.at(square, (split, np.searchsorted(u, a), np.searchsorted(u, b)), 1)
+    got = pair_stats_rect(rect, x, y, np.searchsorted(u, x), np.searchsorted(u, y), len(u))
+    want = pair_stats_table(square, u)
+    assert rect.size * 5 < square.size
+    for s in STATISTICS:
+        np.testing.assert_allclose(got[s], want[s], rtol=0, atol=1e-12, err_msg=s)

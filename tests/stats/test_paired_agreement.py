@@ -89,10 +89,11 @@ def test_a_panels_mean_keeps_the_tables_with_the_raw_paths_values(monkeypatch):
     ref = np.clip(truth[:, None] + rng.integers(-1, 2, (n, 3)), 1, 5).mean(axis=1)
     cluster, group = rng.integers(0, 300, n), (np.arange(n) % 2).astype(int)
     values = np.unique(np.concatenate([x, y, ref]))
-    assert len(values) > ag.MAX_LEVELS and ag.use_tables(len(values), 2 * n, 4)
+    grid = ag.grid_for(np.concatenate([x, y]), ref, 2 * n, 4)
+    assert len(values) > ag.MAX_LEVELS and grid is not None and not grid.square
     w = bootstrap_weights(300, 20, 0)
     fast = paired_agreement(x, y, ref, cluster, group, 2, w)
-    monkeypatch.setattr(pa, "use_tables", lambda *_: False)
+    monkeypatch.setattr(pa, "grid_for", lambda *_: None)
     slow = paired_agreement(x, y, ref, cluster, group, 2, w)
     for col in ("value", "ci_low", "ci_high", "n", "n_instances"):
         np.testing.assert_allclose(fast[col], slow[col], rtol=0, atol=1e-9, err_msg=col)
