@@ -140,9 +140,14 @@ def _groups(pairs: pd.DataFrame, skills: list[str], key: pd.Series | None = None
     return np.concatenate(rows), np.concatenate(codes), labels
 
 
-def _pooled(pairs, skills, cluster, weights, key=None, shown=None) -> pd.DataFrame:
-    """Every statistic per group; ``shown`` = (skill, number of criteria): only the groups
-    ``for_skill(frame, skill)`` returns (a page's view), computed as part of them all."""
+def pooled_stats(
+    pairs: pd.DataFrame, skills: list[str], cluster: np.ndarray, weights: np.ndarray,
+    key: pd.Series | None = None, shown: tuple | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """Every statistic per group (each criterion, all criteria, each slice of ``key``), with
+    its instance-bootstrap CI; the Leaderboard of judges (views/judge_board.py) calls it too.
+    ``shown`` = (skill, number of criteria): only the groups ``for_skill(frame, skill)`` returns
+    (a page's view), computed as part of them all."""
     rows, codes, labels = _groups(pairs, skills, key)
     keep = None
     if shown is not None:
@@ -163,7 +168,9 @@ def _shown(scope: str, name: str | None, skill: str | None, n_skills: int) -> bo
     return scope == SCOPE_ALL or n_skills == 1
 
 
-def _level(pairs, skills, cluster, weights, level: str) -> pd.DataFrame:
+def level_stats(
+    pairs: pd.DataFrame, skills: list[str], cluster: np.ndarray, weights: np.ndarray, level: str
+) -> pd.DataFrame:
     """Correlations at the instance or system level, per criterion and over all of them."""
     rows, codes, labels = _groups(pairs, skills)
     if not labels:
@@ -216,7 +223,7 @@ def rater_agreement(
     if instances.empty:
         return pd.DataFrame()
     weights = bootstrap_weights(len(instances), n_boot, seed)
-    out = _tidy(raters_alpha(rows, judges, scopes(skill_order(rows["skill"])), instances, weights))
+    out = tidy(raters_alpha(rows, judges, scopes(skill_order(rows["skill"])), instances, weights))
     if out.empty:
         return out
     out = out.assign(raters=", ".join(judges))
@@ -248,12 +255,12 @@ def agreement(store: Store, q: AgreementQuery, sections: tuple[str, ...] = SECTI
     data = (pairs, skills, cluster, weights)
     if "ranks" in sections or ("stats" in sections and q.level == "system"):
         # The system level serves the rank stability and the system correlations: once.
-        system = _level(*data, "system")
+        system = level_stats(*data, "system")
         parts["ranks"] = system[system["statistic"] == "kendall"]
     if "stats" in sections:
-        stats = _pooled(*data).assign(level="pooled", n_skipped=0)
+        stats = pooled_stats(*data).assign(level="pooled", n_skipped=0)
         if q.level != "pooled":
-            level = system if q.level == "system" else _level(*data, q.level)
+            level = system if q.level == "system" else level_stats(*data, q.level)
             level = level.assign(level=q.level)
             items = stats[~stats["statistic"].isin(CORRELATIONS)]
             stats = pd.concat([level, items], ignore_index=True)
@@ -261,7 +268,7 @@ def agreement(store: Store, q: AgreementQuery, sections: tuple[str, ...] = SECTI
     if q.by and ("slices" in sections or "slices_shown" in sections):
         sliced, key = slice_key(pairs, q.by)
         shown = None if "slices" in sections else (q.skill, len(skills))
-        parts["slices"] = _pooled(
+        parts["slices"] = pooled_stats(
             sliced, skills, instances.get_indexer(sliced["instance_id"]), weights, key, shown
         )
     panel = d.panel
@@ -277,8 +284,8 @@ def agreement(store: Store, q: AgreementQuery, sections: tuple[str, ...] = SECTI
         ceiling = parts.get("ceiling", pd.DataFrame())
         if ceiling.empty or "human_ceiling" not in set(ceiling["figure"]):
             notes.append(_no_ceiling(a, panel))
-    tidy = {k: _tidy(v) for k, v in parts.items() if k in sections or k == "slices"}
-    return replace(out, notes=tuple(notes), **tidy)
+    shown = {k: tidy(v) for k, v in parts.items() if k in sections or k == "slices"}
+    return replace(out, notes=tuple(notes), **shown)
 
 
 def _no_ceiling(a: Scorer, panel: tuple[str, ...]) -> str:
@@ -290,7 +297,7 @@ def _no_ceiling(a: Scorer, panel: tuple[str, ...]) -> str:
     )
 
 
-def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     """Skills in taxonomy order (then slices); drop the slice column where there are none; no
     CI from a single instance (every resample would be that instance: a zero-width lie), and
     ``few_instances`` where a figure rests on fewer than MIN_INSTANCES instances."""

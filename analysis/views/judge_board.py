@@ -36,7 +36,7 @@ from analysis.core.filters import Filters, filter_sql
 from analysis.core.store import Store
 from analysis.stats.agreement import CORRELATIONS
 from analysis.stats.means import N_BOOT, bootstrap_weights
-from analysis.views.agreement import LEVELS, SCOPE_ALL, _level, _pooled, _tidy, scopes
+from analysis.views.agreement import LEVELS, SCOPE_ALL, level_stats, pooled_stats, scopes, tidy
 from analysis.views.agreement_data import ITEM, side
 from analysis.views.ceiling import held_out_pairs, leave_one_out
 from analysis.views.criteria import labels_in
@@ -180,12 +180,12 @@ def _judge_stats(
         resamples[n] = bootstrap_weights(n, q.n_boot, q.seed)
     data = (pairs, skill_order(pairs["skill"]), instances.get_indexer(pairs["instance_id"]))
     data = (*data, resamples[n])
-    stats = _pooled(*data).assign(level="pooled", n_skipped=0)
+    stats = pooled_stats(*data).assign(level="pooled", n_skipped=0)
     if q.level != "pooled":
-        level = _level(*data, q.level).assign(level=q.level)
+        level = level_stats(*data, q.level).assign(level=q.level)
         items = stats[~stats["statistic"].isin(CORRELATIONS)]
         stats = pd.concat([level, items], ignore_index=True)
-    return _tidy(stats), n
+    return tidy(stats), n
 
 
 def _ordered(parts: list[pd.DataFrame], judges: tuple[str, ...]) -> pd.DataFrame:
@@ -211,7 +211,7 @@ def _ceiling(rows, is_human, pairs: pd.DataFrame, humans, q: BoardQuery, resampl
     loo = leave_one_out(held, groups, instances, resamples[len(instances)])
     if loo.empty:
         return loo
-    loo = _tidy(loo[loo["figure"] == "human_ceiling"].drop(columns="figure"))
+    loo = tidy(loo[loo["figure"] == "human_ceiling"].drop(columns="figure"))
     cols = ["scope", "skill", "statistic", "value", "ci_low", "ci_high", "n", "n_instances"]
     return loo[[*cols, "n_items", "n_humans", "few_instances"]]
 
