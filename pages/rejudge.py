@@ -146,7 +146,8 @@ def pending_section(dataset: str) -> None:
 
 def _batch_progress(j: JudgeJob) -> None:
     p = j.progress
-    stored, total = (p.done if p else 0), len(j.selection.items)
+    # A resumed run counts what it still has to store (parts stored before are not in it).
+    stored, total = (p.done, p.items) if p else (0, len(j.selection.items))
     st.progress(min(stored / max(total, 1), 1.0), text=f"{stored:,} of {total:,} answers stored")
     if p is None:
         st.caption("Preparing the requests and sending them to the batch service…")
