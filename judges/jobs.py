@@ -11,15 +11,14 @@ from __future__ import annotations
 import copy
 import threading
 
-from analysis.core.errors import FinegrainError, InputError
+from analysis.core.errors import FinegrainError
 from analysis.core.store import Store
 from judges.config import JudgeConfig
 from judges.plan import BATCH_BACKEND, Selection
 from judges.runner import RunOptions, RunSummary, run
 
-# What a batch run asks (its judge, dataset and items), to show a resumed run's progress and
+# What a batch run asks (its items), to show a resumed run's progress and
 # compare its answers with the judge they replace.
-BATCH_RUN = "SELECT judge, dataset FROM runs WHERE run_id = ?"
 BATCH_ITEMS = """
 SELECT DISTINCT instance_id, model FROM batch_requests WHERE run_id = ?
 ORDER BY TRY_CAST(instance_id AS BIGINT) NULLS LAST, instance_id, model
@@ -53,12 +52,11 @@ class JudgeJob:
         """A job that tends the batch run ``run_id`` (judges/batch_run.py ``resume``) until
         its answers are stored, or once (``options.wait`` False); its selection is what the
         run asks."""
+        from judges.batch_tend import run_row
+
+        judge, dataset, _ = run_row(store, run_id)  # an unknown run: an InputError
         with store.read() as con:
-            row = con.execute(BATCH_RUN, [run_id]).fetchone()
             items = con.execute(BATCH_ITEMS, [run_id]).fetchall()
-        if row is None:
-            raise InputError("batch run", None, None, f"no run {run_id} in the store")
-        judge, dataset = row
         selection = Selection(dataset, items=tuple((i, m) for i, m in items))
         return cls(store, None, selection, options, resume_run=run_id, judge=judge)
 

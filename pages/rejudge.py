@@ -17,7 +17,7 @@ import streamlit as st
 from analysis.core.errors import FinegrainError
 from analysis.views import guidance_work, rejudge, scorers
 from judges import plan as judge_plan
-from judges.config import SAME_JUDGE_AS, Setting, default, page_settings, value_type
+from judges.config import Setting, default, page_settings, value_type
 from judges.jobs import JudgeJob
 from judges.prompts import available_templates
 from judges.runner import RunOptions
@@ -55,8 +55,7 @@ def _widget(cell: Any, name: str, s: Setting, backend: str | None) -> Any:
         kind, _ = value_type(name)
         lo, hi, step = (None if b is None else kind(b) for b in (s.min, s.max, s.step))
         return cell.number_input(s.label, lo, hi, kind(start), step, key=key, help=help_)
-    # A batch judge takes the live judge's settings (server, key variable): the same judge.
-    disabled = s.backend is not None and s.backend != SAME_JUDGE_AS.get(backend, backend)
+    disabled = not rejudge.applies(s, backend)
     return cell.text_input(s.label, value=start or "", key=key, disabled=disabled, help=help_)
 
 

@@ -338,9 +338,8 @@ def _resume(ctx: click.Context, store: Any, config_file: str | None, p: Mapping[
     from judges.batch_run import resume
 
     allowed = {"dataset", "wait", "poll_s", "prices", "retries", "resume"}
-    given = [f"--{k.replace('_', '-')}" for k in _given(ctx, p)]
-    given += [f"--{k.replace('_', '-')}" for k in p if k not in allowed and _typed(ctx, k)
-              and f"--{k.replace('_', '-')}" not in given]  # fmt: skip
+    flags = {param.name: param.opts[0] for param in ctx.command.params}
+    given = [flags[k] for k in p if k not in allowed and _typed(ctx, k)]
     given += ["--config"] if config_file else []
     if given:
         raise click.UsageError(

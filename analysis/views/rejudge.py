@@ -24,7 +24,7 @@ from analysis.views.agreement import (
 from analysis.views.criteria import criterion_labels, split_labels, with_labels
 from analysis.views.tables import for_people
 from judges import batch_store
-from judges.config import SAME_JUDGE_AS, JudgeConfig, default, page_settings, value_type
+from judges.config import SAME_JUDGE_AS, JudgeConfig, Setting, default, page_settings, value_type
 from judges.plan import Estimate, Selection, plan_run
 
 # Responses in the sidebar's slice (no judge condition), the "by filters" re-judge selection.
@@ -166,6 +166,12 @@ def agreement_table(result: Comparison) -> pd.DataFrame:
     return for_people(named)
 
 
+def applies(s: Setting, backend: str | None) -> bool:
+    """Whether a setting belongs to a judge of ``backend``: its own, or that of the backend it
+    is a way of sending calls for (a batch judge takes the live judge's server and key)."""
+    return s.backend is None or s.backend == SAME_JUDGE_AS.get(backend, backend)
+
+
 def visitor_config(store: Store, values: dict[str, Any], prompt_file: str) -> JudgeConfig:
     """The judge a visitor built on the Re-judge form: files and model folders only from the
     store's folder, empty text as unset, another backend's settings dropped; the declaration
@@ -175,7 +181,7 @@ def visitor_config(store: Store, values: dict[str, Any], prompt_file: str) -> Ju
     values["prompt_version"] = user_file(store, prompt_file) or values["prompt_version"]
     for fld, s in page_settings():
         name = fld.name
-        if s.backend is not None and s.backend != SAME_JUDGE_AS.get(backend, backend):
+        if not applies(s, backend):
             del values[name]  # e.g. the server of an OpenAI judge, for a local one
         elif s.widget == "file":
             values[name] = user_file(store, values[name]) or default(name)

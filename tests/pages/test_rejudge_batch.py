@@ -21,6 +21,7 @@ from analysis.views import queues
 from judges.config import JudgeConfig
 from judges.plan import Selection, plan_run
 from judges.runner import RunOptions, run
+from tests.app_fixtures import open_page
 from tests.openai_batches import BatchService
 from tests.openai_server import OpenAIServer, judge_answer, scores_for
 
@@ -52,14 +53,7 @@ def _query(db: Path, sql: str, params: list) -> list[tuple]:
 
 def _page(state: dict) -> AppTest:
     st.cache_data.clear()  # a fresh app: nothing but the store remembers the batches
-    at = AppTest.from_file(APP, default_timeout=180)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    at.switch_page("pages/rejudge.py")
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return open_page("pages/rejudge.py", state)
 
 
 def _form(srv: OpenAIServer, **extra) -> dict:
